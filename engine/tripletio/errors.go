@@ -1,0 +1,104 @@
+package tripletio
+
+import (
+	"errors"
+	"strconv"
+)
+
+// Sentinel errors. Match them with errors.Is: the errors actually returned
+// wrap them with the field or the value at fault.
+//
+// Errors inside a *LineError print without the "tripletio: " prefix ("line
+// 57: missing required field \"target\"") because they end up in per-line
+// reports shown to the person who wrote the file, where the package name is
+// noise; errors.Is still reaches the sentinel.
+var (
+	// ErrUnknownFormat is returned by ParseFormat and NewReader for a format
+	// name or value this package does not know.
+	ErrUnknownFormat = errors.New("tripletio: unknown format")
+
+	// ErrInvalidOptions is returned for a ReaderOptions or Limits value with
+	// a negative field.
+	ErrInvalidOptions = errors.New("tripletio: invalid options")
+
+	// ErrSyntax marks malformed input: broken JSON, a JSON value that is not
+	// an object, a field of the wrong JSON type, a bad CSV quote, a row with
+	// the wrong number of columns, data after the end of a JSON array.
+	ErrSyntax = errors.New("tripletio: syntax error")
+
+	// ErrMissingField marks a record whose source, relationship or target is
+	// absent, empty or only whitespace.
+	ErrMissingField = errors.New("tripletio: missing required field")
+
+	// ErrUnknownField marks a JSON object with a key that TripletInput does
+	// not have; rejecting it catches misspelt optional fields ("wieght")
+	// that would otherwise be silently dropped.
+	ErrUnknownField = errors.New("tripletio: unknown field")
+
+	// ErrLineTooLong marks a line, CSV record or JSON array element longer
+	// than ReaderOptions.MaxLineBytes.
+	ErrLineTooLong = errors.New("tripletio: line too long")
+
+	// ErrInvalidName is returned by Validate for a source or target that is
+	// blank, longer than Limits.MaxNameBytes or not valid UTF-8.
+	ErrInvalidName = errors.New("tripletio: invalid name")
+
+	// ErrInvalidRelationship is returned by Validate for a relationship that
+	// is blank, too long, not valid UTF-8 or contains a control character.
+	ErrInvalidRelationship = errors.New("tripletio: invalid relationship")
+
+	// ErrInvalidType is returned by Validate for a sourceType or targetType
+	// that is too long or not valid UTF-8.
+	ErrInvalidType = errors.New("tripletio: invalid type")
+
+	// ErrInvalidDescription is returned by Validate for a description that
+	// is too long or not valid UTF-8.
+	ErrInvalidDescription = errors.New("tripletio: invalid description")
+
+	// ErrInvalidWeight is returned by Validate, and by the TSV and CSV
+	// readers for the weight column, for a weight that is not a finite
+	// number in [0,1].
+	ErrInvalidWeight = errors.New("tripletio: invalid weight")
+
+	// ErrInvalidVector is returned by Validate for a vector of the wrong
+	// dimension or with a NaN or infinite component.
+	ErrInvalidVector = errors.New("tripletio: invalid vector")
+
+	// ErrInvalidProjectID is returned by Validate for a sourceProjectId or
+	// targetProjectId outside 1-128 bytes of [A-Za-z0-9_.:-].
+	ErrInvalidProjectID = errors.New("tripletio: invalid project id")
+
+	// ErrInvalidOrgID is returned by Validate for a targetOrgId outside
+	// 1-128 bytes of [A-Za-z0-9_.:-].
+	ErrInvalidOrgID = errors.New("tripletio: invalid org id")
+
+	// ErrInvalidProvenance is returned by Validate for a provenance id that
+	// is not valid UTF-8 or longer than Limits.MaxNameBytes.
+	ErrInvalidProvenance = errors.New("tripletio: invalid provenance")
+)
+
+// LineError is a problem with one record of the input. Line is 1-based: the
+// line on which the record starts for JSONL, TSV and CSV (blank and comment
+// lines count), the element index for a JSON array.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string {
+	return "line " + strconv.Itoa(e.Line) + ": " + e.Err.Error()
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// detailError is an error that prints only its message but matches its
+// sentinel with errors.Is; see the note on the sentinels for why.
+type detailError struct {
+	kind error
+	msg  string
+}
+
+func (e *detailError) Error() string { return e.msg }
+func (e *detailError) Unwrap() error { return e.kind }
+
+func detail(kind error, msg string) error { return &detailError{kind: kind, msg: msg} }

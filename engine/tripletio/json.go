@@ -1,0 +1,230 @@
+package tripletio
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+
+	"github.com/kgctx/kgctx/engine"
+)
+
+// nextJSONL decodes the next non-blank line as one object.
+func (r *Reader) nextJSONL(t *engine.TripletInput) error {
+	for {
+		line, _, err := r.lines.next()
+		if err != nil {
+			return r.readFailed(err)
+		}
+		if isSpaceBytes(line) {
+			continue
+		}
+		r.line = r.lines.n
+		if err := r.decodeLine(line, t); err != nil {
+			return r.fail(r.line, err, false)
+		}
+		return nil
+	}
+}
+
+// decodeLine decodes exactly one JSON object from line into t.
+//
+// A fresh json.Decoder per line is the price of DisallowUnknownFields
+// (json.Unmarshal has no such option); it costs two small allocations next
+// to the reflection decode itself, and keeps one bad line from affecting the
+// next, which a decoder shared across lines would not.
+func (r *Reader) decodeLine(line []byte, t *engine.TripletInput) error {
+	r.bytesR.Reset(line)
+	dec := json.NewDecoder(&r.bytesR)
+	dec.DisallowUnknownFields()
+	p := t
+	// Decoding into a pointer to t's pointer makes a JSON null set p to
+	// nil, which is how a null line is told apart from an empty object.
+	if err := dec.Decode(&p); err != nil {
+		return jsonError(err)
+	}
+	if !isSpaceBytes(line[dec.InputOffset():]) {
+		return detail(ErrSyntax, "invalid JSON: unexpected data after the object")
+	}
+	if p == nil {
+		return detail(ErrSyntax, "expected a JSON object, got null")
+	}
+	return checkRequired(t)
+}
+
+// nextJSON decodes the next element of the top-level array.
+func (r *Reader) nextJSON(t *engine.TripletInput) error {
+	r.lim.mark()
+	if r.jsonState == 0 {
+		r.jsonState = 1
+		tok, err := r.dec.Token()
+		if err == io.EOF {
+			// An empty body holds no triplets; that is not an error.
+			r.err = io.EOF
+			return io.EOF
+		}
+		if err != nil {
+			return r.fail(1, r.jsonFatal(err), true)
+		}
+		if d, ok := tok.(json.Delim); !ok || d != '[' {
+			return r.fail(1, detail(ErrSyntax, "expected a JSON array, got "+tokenKind(tok)), true)
+		}
+	}
+	if r.jsonState == 2 || !r.dec.More() {
+		return r.endJSON()
+	}
+
+	r.line++
+	start := r.dec.InputOffset()
+	p := t
+	err := r.dec.Decode(&p)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF // "[{...}," ends where an element should be
+	}
+	if err != nil {
+		if r.lim.err != nil || isJSONSyntax(err) {
+			// The decoder cannot resynchronise after broken syntax or a
+			// failed read: stop here.
+			return r.fail(r.line, r.jsonFatal(err), true)
+		}
+		// A type or unknown-field error: the element was read to its
+		// end, so the next one can still be decoded.
+		return r.fail(r.line, jsonError(err), false)
+	}
+	if size := r.dec.InputOffset() - start; size > int64(r.opts.MaxLineBytes) {
+		return r.fail(r.line, detail(ErrLineTooLong, fmt.Sprintf("array element longer than %d bytes", r.opts.MaxLineBytes)), false)
+	}
+	if p == nil {
+		return r.fail(r.line, detail(ErrSyntax, "expected a JSON object, got null"), false)
+	}
+	if err := checkRequired(t); err != nil {
+		return r.fail(r.line, err, false)
+	}
+	return nil
+}
+
+// endJSON consumes the closing bracket and insists that nothing but white
+// space follows: "[...] garbage" or two arrays back to back are malformed
+// bodies, not a complete import.
+func (r *Reader) endJSON() error {
+	if r.jsonState == 1 {
+		tok, err := r.dec.Token()
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return r.fail(r.line+1, r.jsonFatal(err), true)
+		}
+		if d, ok := tok.(json.Delim); !ok || d != ']' {
+			return r.fail(r.line+1, detail(ErrSyntax, "invalid JSON: expected ',' or ']' in array"), true)
+		}
+		r.jsonState = 2
+	}
+	switch _, err := r.dec.Token(); {
+	case err == io.EOF:
+		r.err = io.EOF
+		return io.EOF
+	case err != nil && (r.lim.err != nil || !isJSONSyntax(err)):
+		return r.fail(r.line+1, r.jsonFatal(err), true)
+	default:
+		return r.fail(r.line+1, detail(ErrSyntax, "invalid JSON: unexpected data after the array"), true)
+	}
+}
+
+// jsonFatal describes an error that stops the JSON array decoder.
+func (r *Reader) jsonFatal(err error) error {
+	switch {
+	case r.lim.err == errElementTooLong:
+		return detail(ErrLineTooLong, fmt.Sprintf("array element longer than %d bytes", r.opts.MaxLineBytes))
+	case r.lim.err != nil:
+		return fmt.Errorf("read: %w", r.lim.err)
+	}
+	return jsonError(err)
+}
+
+func isJSONSyntax(err error) bool {
+	var se *json.SyntaxError
+	return errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// jsonError rewrites an encoding/json error as a message for the person
+// who wrote the input, keeping the sentinel reachable.
+func jsonError(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	msg := err.Error()
+	switch {
+	case errors.As(err, &se):
+		return detail(ErrSyntax, "invalid JSON: "+se.Error())
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return detail(ErrSyntax, "invalid JSON: unexpected end of input")
+	case errors.As(err, &te):
+		if te.Field == "" {
+			return detail(ErrSyntax, "expected a JSON object, got "+jsonValueKind(te.Value))
+		}
+		return detail(ErrSyntax, fmt.Sprintf("field %q: expected %s, got %s", te.Field, goTypeKind(te.Type), jsonValueKind(te.Value)))
+	case strings.HasPrefix(msg, "json: unknown field "):
+		return detail(ErrUnknownField, strings.TrimPrefix(msg, "json: "))
+	}
+	return detail(ErrSyntax, "invalid value: "+strings.TrimPrefix(msg, "json: "))
+}
+
+// jsonValueKind names a JSON value as UnmarshalTypeError reports it
+// ("number", "number 1e999", "string", "array", "object", "bool").
+func jsonValueKind(v string) string {
+	switch {
+	case strings.HasPrefix(v, "number "):
+		return "out-of-range " + v
+	case v == "object" || v == "array":
+		return "an " + v
+	case v == "":
+		return "a value"
+	}
+	return "a " + v
+}
+
+func goTypeKind(t reflect.Type) string {
+	if t == nil {
+		return "another type"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct:
+		if t.PkgPath() == "time" {
+			return "an RFC 3339 time string"
+		}
+		return "an object"
+	case reflect.Bool:
+		return "a boolean"
+	}
+	return t.String()
+}
+
+func tokenKind(tok json.Token) string {
+	switch v := tok.(type) {
+	case json.Delim:
+		if v == '{' {
+			return "an object"
+		}
+		return fmt.Sprintf("%q", string(v))
+	case string:
+		return "a string"
+	case float64, json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "a value"
+}
