@@ -1,0 +1,251 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// The change log ('c' keys) is an outbox for derived indexes: every batch
+// that creates, changes or deletes nodes writes the ids it touched, in the
+// same Badger batch as the nodes themselves. Indexers remember the highest
+// sequence they made durable; at Attach the store replays what they missed
+// (a crash between the commit and the index update), so indexes converge on
+// the store without a rebuild. Entries every indexer has passed are trimmed.
+
+func encodeChange(dst []byte, upserts, deletes *roaring.Bitmap) []byte {
+	dst = append(dst, recordVersion)
+	u, _ := upserts.ToBytes()
+	dst = binary.AppendUvarint(dst, uint64(len(u)))
+	dst = append(dst, u...)
+	d, _ := deletes.ToBytes()
+	dst = binary.AppendUvarint(dst, uint64(len(d)))
+	return append(dst, d...)
+}
+
+func decodeChange(b []byte) (upserts, deletes *roaring.Bitmap, err error) {
+	d := dec{b: b}
+	if d.u8() != recordVersion {
+		return nil, nil, fmt.Errorf("%w: change record version", ErrCorrupt)
+	}
+	upserts, deletes = roaring.New(), roaring.New()
+	ub := d.bytes(int(d.uv()))
+	db := d.bytes(int(d.uv()))
+	if d.err {
+		return nil, nil, fmt.Errorf("%w: truncated change record", ErrCorrupt)
+	}
+	if err := upserts.UnmarshalBinary(ub); err != nil {
+		return nil, nil, fmt.Errorf("%w: change record: %v", ErrCorrupt, err)
+	}
+	if err := deletes.UnmarshalBinary(db); err != nil {
+		return nil, nil, fmt.Errorf("%w: change record: %v", ErrCorrupt, err)
+	}
+	return upserts, deletes, nil
+}
+
+// notify hands a committed change set to every indexer. Called with wmu
+// held. An indexer that fails is logged, not retried: its watermark stays
+// behind and the next Attach (at the next open) replays the change.
+func (s *Store) notify(ctx context.Context, cs *ChangeSet) {
+	if cs == nil {
+		return
+	}
+	for _, ix := range s.indexers {
+		if err := ix.Apply(ctx, cs); err != nil {
+			s.log.Error("indexer failed; it will catch up on the next open", "indexer", ix.Name(), "seq", cs.Seq, "err", err)
+		}
+	}
+	if cs.Seq%64 == 0 {
+		s.trimChangeLog()
+	}
+}
+
+// Attach registers an indexer and first replays to it every change set above
+// its watermark, so it matches the store when Attach returns. Attach
+// indexers before serving writes.
+func (s *Store) Attach(ctx context.Context, ix Indexer) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	from := ix.Watermark()
+	if from < s.seq {
+		upserts, deletes := roaring.New(), roaring.New()
+		var last uint64
+		err := s.iterate([]byte{pfxChange}, func(k, v []byte) error {
+			seq := binary.BigEndian.Uint64(k[1:])
+			if seq <= from {
+				return nil
+			}
+			u, d, err := decodeChange(v)
+			if err != nil {
+				return err
+			}
+			upserts.Or(u)
+			deletes.Or(d)
+			last = seq
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("engine: read change log: %w", err)
+		}
+		if last > 0 {
+			cs, err := s.replaySet(last, upserts, deletes)
+			if err != nil {
+				return err
+			}
+			s.log.Info("replaying changes to indexer", "indexer", ix.Name(), "from", from, "to", last,
+				"upserts", len(cs.Upserts), "deletes", len(cs.Deletes))
+			if err := ix.Apply(ctx, cs); err != nil {
+				return fmt.Errorf("engine: replay to %s: %w", ix.Name(), err)
+			}
+		}
+	}
+	s.indexers = append(s.indexers, ix)
+	return nil
+}
+
+// replaySet builds one change set from the current state of the nodes the
+// log names: live ones are upserted with their stored vector, the others
+// deleted.
+func (s *Store) replaySet(seq uint64, upserts, deletes *roaring.Bitmap) (*ChangeSet, error) {
+	cs := &ChangeSet{Seq: seq}
+	all := roaring.Or(upserts, deletes)
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := all.Iterator()
+		for it.HasNext() {
+			id := it.Next()
+			doc, err := s.loadDoc(txn, id)
+			if err != nil {
+				return err
+			}
+			if doc == nil {
+				cs.Deletes = append(cs.Deletes, id)
+				continue
+			}
+			cs.Upserts = append(cs.Upserts, doc)
+		}
+		return nil
+	})
+	return cs, err
+}
+
+// loadDoc reads the indexable state of node id, nil if it is gone.
+func (s *Store) loadDoc(txn *badger.Txn, id uint32) (*NodeDoc, error) {
+	item, err := txn.Get(key32(pfxNode, id))
+	if err == badger.ErrKeyNotFound {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var doc *NodeDoc
+	err = item.Value(func(v []byte) error {
+		rec, desc, err := decodeNode(v, true)
+		if err != nil {
+			return err
+		}
+		s.mu.RLock()
+		t := s.g.tenants[rec.tenant]
+		s.mu.RUnlock()
+		doc = &NodeDoc{Dense: id, ID: rec.uuid.String(), OrgID: t.Org, ProjectID: t.Project, Name: rec.name,
+			Aliases: rec.aliases, Type: rec.typ, Description: desc}
+		return nil
+	})
+	if err != nil || doc == nil {
+		return doc, err
+	}
+	item, err = txn.Get(key32(pfxVector, id))
+	if err == badger.ErrKeyNotFound {
+		return doc, nil
+	} else if err != nil {
+		return nil, err
+	}
+	err = item.Value(func(v []byte) error { doc.Vector = decodeVector(nil, v); return nil })
+	return doc, err
+}
+
+// trimChangeLog deletes change-log entries every attached indexer has made
+// durable. Called with wmu held.
+func (s *Store) trimChangeLog() {
+	if len(s.indexers) == 0 {
+		return
+	}
+	low := s.seq
+	for _, ix := range s.indexers {
+		low = min(low, ix.Watermark())
+	}
+	var keys [][]byte
+	_ = s.iterate([]byte{pfxChange}, func(k, _ []byte) error {
+		if binary.BigEndian.Uint64(k[1:]) <= low {
+			keys = append(keys, slices.Clone(k))
+		}
+		return nil
+	})
+	if len(keys) == 0 {
+		return
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, k := range keys {
+		if err := wb.Delete(k); err != nil {
+			return
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		s.log.Warn("trim change log", "err", err)
+	}
+}
+
+// EachVector calls fn with every stored node vector, in id order. v is only
+// valid during the call.
+func (s *Store) EachVector(fn func(id uint32, v []float32) error) error {
+	var buf []float32
+	return s.iterate([]byte{pfxVector}, func(k, v []byte) error {
+		buf = decodeVector(buf, v)
+		return fn(binary.BigEndian.Uint32(k[1:]), buf)
+	})
+}
+
+// Vector returns a copy of node id's stored vector.
+func (s *Store) Vector(id uint32) ([]float32, error) {
+	var out []float32
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(key32(pfxVector, id))
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error { out = decodeVector(nil, v); return nil })
+	})
+	if err == badger.ErrKeyNotFound {
+		return nil, ErrNotFound
+	}
+	return out, err
+}
+
+// EachDoc calls fn with the indexable state of every live node (vectors not
+// included), for rebuilding a derived index from scratch.
+func (s *Store) EachDoc(fn func(doc *NodeDoc) error) error {
+	return s.iterate([]byte{pfxNode}, func(k, v []byte) error {
+		rec, desc, err := decodeNode(v, true)
+		if err != nil {
+			return err
+		}
+		s.mu.RLock()
+		t := s.g.tenants[rec.tenant]
+		s.mu.RUnlock()
+		return fn(&NodeDoc{Dense: binary.BigEndian.Uint32(k[1:]), ID: rec.uuid.String(), OrgID: t.Org, ProjectID: t.Project,
+			Name: rec.name, Aliases: rec.aliases, Type: rec.typ, Description: desc})
+	})
+}
+
+// Seq is the sequence of the last committed change set.
+func (s *Store) Seq() uint64 {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.seq
+}

@@ -1,0 +1,265 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// Check verifies the store's invariants and returns every violation found
+// (joined), or nil:
+//   - every live edge has live endpoints and sits in its source's out
+//     bitmap, its target's in bitmap, its relationship's and its project's
+//     edge bitmaps; those bitmaps hold nothing else;
+//   - tenant node bitmaps hold exactly the live nodes of their tenant;
+//     org bitmaps are disjoint (no node in two orgs);
+//   - the deleted bitmaps are the complement of the live records;
+//   - the name, id and triple indexes agree with the tables;
+//   - Badger holds exactly the live nodes and edges memory holds, with the
+//     same fields;
+//   - every attached indexer that implements Checker passes its own check
+//     (e.g. HNSW neighbours exist).
+//
+// Check takes the writer lock, so it sees a quiescent store. It is meant for
+// tests (every engine test runs it in cleanup) and for `kgctx graph status
+// --check`.
+func (s *Store) Check() error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	var errs []error
+	bad := func(f string, a ...any) {
+		if len(errs) < 50 {
+			errs = append(errs, fmt.Errorf("%w: "+f, append([]any{ErrInvariant}, a...)...))
+		}
+	}
+	g := s.g
+	if len(g.out) != len(g.nodes) || len(g.in) != len(g.nodes) {
+		bad("adjacency arrays have %d/%d slots for %d nodes", len(g.out), len(g.in), len(g.nodes))
+		return errors.Join(errs...)
+	}
+	live := 0
+	for id := range g.nodes {
+		n := &g.nodes[id]
+		d := uint32(id)
+		if !n.live {
+			if !g.deletedNodes.Contains(d) {
+				bad("node %d is not live but not in the deleted bitmap", d)
+			}
+			if g.out[d] != nil || g.in[d] != nil {
+				bad("deleted node %d keeps adjacency", d)
+			}
+			continue
+		}
+		live++
+		if g.deletedNodes.Contains(d) {
+			bad("live node %d is in the deleted bitmap", d)
+		}
+		if int(n.tenant) >= len(g.tenants) {
+			bad("node %d has unknown tenant %d", d, n.tenant)
+			continue
+		}
+		if !g.projNodes[n.tenant].Contains(d) {
+			bad("node %d missing from its project bitmap", d)
+		}
+		org := g.tenants[n.tenant].Org
+		if b := g.orgNodes[org]; b == nil || !b.Contains(d) {
+			bad("node %d missing from org %q bitmap", d, org)
+		}
+		if g.byName[nameKey{n.tenant, n.norm}] != d {
+			bad("name index of node %d (%q) points elsewhere", d, n.norm)
+		}
+		if g.byUUID[n.uuid] != d {
+			bad("id index of node %d points elsewhere", d)
+		}
+		if n.norm != NormalizeName(n.name) {
+			bad("node %d normalised name is stale", d)
+		}
+		for _, b := range []*roaring.Bitmap{g.out[d], g.in[d]} {
+			if b != nil && b.IsEmpty() {
+				bad("node %d keeps an empty adjacency bitmap", d)
+			}
+		}
+	}
+	if live != g.liveNodes {
+		bad("live node count %d, counted %d", g.liveNodes, live)
+	}
+	if len(g.byName) != live || len(g.byUUID) != live {
+		bad("indexes hold %d names and %d ids for %d live nodes", len(g.byName), len(g.byUUID), live)
+	}
+	if c := g.deletedNodes.GetCardinality(); c != uint64(len(g.nodes)-live) {
+		bad("deleted node bitmap holds %d ids, expected %d", c, len(g.nodes)-live)
+	}
+	liveE := 0
+	for id := range g.edges {
+		e := &g.edges[id]
+		d := uint32(id)
+		if !e.live {
+			if !g.deletedEdges.Contains(d) {
+				bad("edge %d is not live but not in the deleted bitmap", d)
+			}
+			continue
+		}
+		liveE++
+		if int(e.src) >= len(g.nodes) || !g.nodes[e.src].live || int(e.dst) >= len(g.nodes) || !g.nodes[e.dst].live {
+			bad("edge %d dangles (%d -> %d)", d, e.src, e.dst)
+			continue
+		}
+		if g.out[e.src] == nil || !g.out[e.src].Contains(d) {
+			bad("edge %d missing from out bitmap of node %d", d, e.src)
+		}
+		if g.in[e.dst] == nil || !g.in[e.dst].Contains(d) {
+			bad("edge %d missing from in bitmap of node %d", d, e.dst)
+		}
+		if int(e.rel) >= len(g.rels) || !g.relEdges[e.rel].Contains(d) {
+			bad("edge %d missing from its relationship bitmap", d)
+		}
+		if int(e.tenant) >= len(g.tenants) || !g.projEdges[e.tenant].Contains(d) {
+			bad("edge %d missing from its project edge bitmap", d)
+		}
+		if g.byTriple[tripleKey{e.src, e.rel, e.dst}] != d {
+			bad("triple index of edge %d points elsewhere", d)
+		}
+		if e.weight < 0 || e.weight > 1 {
+			bad("edge %d weight %v outside [0,1]", d, e.weight)
+		}
+	}
+	if liveE != g.liveEdges || len(g.byTriple) != liveE {
+		bad("live edge count %d, triple index %d, counted %d", g.liveEdges, len(g.byTriple), liveE)
+	}
+	// Reverse direction: bitmaps hold only matching live records.
+	for n := range g.out {
+		for _, dir := range []struct {
+			b   *roaring.Bitmap
+			out bool
+		}{{g.out[n], true}, {g.in[n], false}} {
+			if dir.b == nil {
+				continue
+			}
+			it := dir.b.Iterator()
+			for it.HasNext() {
+				e := it.Next()
+				if int(e) >= len(g.edges) || !g.edges[e].live {
+					bad("node %d adjacency holds dead edge %d", n, e)
+					continue
+				}
+				if end := g.edges[e].src; !dir.out {
+					end = g.edges[e].dst
+					if end != uint32(n) {
+						bad("in bitmap of node %d holds edge %d into %d", n, e, end)
+					}
+				} else if end != uint32(n) {
+					bad("out bitmap of node %d holds edge %d from %d", n, e, end)
+				}
+			}
+		}
+	}
+	for r, b := range g.relEdges {
+		it := b.Iterator()
+		for it.HasNext() {
+			if e := it.Next(); int(e) >= len(g.edges) || !g.edges[e].live || g.edges[e].rel != uint32(r) {
+				bad("relationship %q bitmap holds foreign edge %d", g.rels[r], e)
+			}
+		}
+	}
+	for t, b := range g.projNodes {
+		it := b.Iterator()
+		for it.HasNext() {
+			if n := it.Next(); int(n) >= len(g.nodes) || !g.nodes[n].live || g.nodes[n].tenant != uint32(t) {
+				bad("project %v bitmap holds foreign node %d", g.tenants[t], n)
+			}
+		}
+		it = g.projEdges[t].Iterator()
+		for it.HasNext() {
+			if e := it.Next(); int(e) >= len(g.edges) || !g.edges[e].live || g.edges[e].tenant != uint32(t) {
+				bad("project %v edge bitmap holds foreign edge %d", g.tenants[t], e)
+			}
+		}
+	}
+	total := uint64(0)
+	for org, b := range g.orgNodes {
+		total += b.GetCardinality()
+		it := b.Iterator()
+		for it.HasNext() {
+			if n := it.Next(); int(n) >= len(g.nodes) || !g.nodes[n].live || g.tenants[g.nodes[n].tenant].Org != org {
+				bad("org %q bitmap holds foreign node %d", org, n)
+			}
+		}
+	}
+	if total != uint64(live) {
+		bad("org bitmaps hold %d nodes for %d live nodes: orgs overlap", total, live)
+	}
+	errs = append(errs, s.checkStored()...)
+	for _, ix := range s.indexers {
+		if c, ok := ix.(Checker); ok {
+			if err := c.Check(); err != nil {
+				errs = append(errs, fmt.Errorf("%w: indexer %s: %w", ErrInvariant, ix.Name(), err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkStored compares Badger's node and edge records with memory.
+func (s *Store) checkStored() []error {
+	var errs []error
+	g := s.g
+	bad := func(f string, a ...any) {
+		if len(errs) < 20 {
+			errs = append(errs, fmt.Errorf("%w: stored: "+f, append([]any{ErrInvariant}, a...)...))
+		}
+	}
+	nodes, edges := 0, 0
+	err := s.iterate([]byte{pfxNode}, func(k, v []byte) error {
+		id := binary.BigEndian.Uint32(k[1:])
+		nodes++
+		rec, _, err := decodeNode(v, false)
+		if err != nil {
+			bad("node %d: %v", id, err)
+			return nil
+		}
+		if int(id) >= len(g.nodes) || !g.nodes[id].live {
+			bad("node %d is stored but not live in memory", id)
+			return nil
+		}
+		m := &g.nodes[id]
+		if m.uuid != rec.uuid || m.tenant != rec.tenant || m.name != rec.name || m.typ != rec.typ || m.weight != rec.weight ||
+			m.descHash != rec.descHash || len(m.aliases) != len(rec.aliases) {
+			bad("node %d differs between memory and disk", id)
+		}
+		return nil
+	})
+	if err != nil {
+		bad("iterate nodes: %v", err)
+	}
+	err = s.iterate([]byte{pfxEdge}, func(k, v []byte) error {
+		id := binary.BigEndian.Uint32(k[1:])
+		edges++
+		rec, err := decodeEdgeHead(v)
+		if err != nil {
+			bad("edge %d: %v", id, err)
+			return nil
+		}
+		if int(id) >= len(g.edges) || !g.edges[id].live {
+			bad("edge %d is stored but not live in memory", id)
+			return nil
+		}
+		m := g.edges[id]
+		m.live = false
+		if m != rec {
+			bad("edge %d differs between memory and disk", id)
+		}
+		return nil
+	})
+	if err != nil {
+		bad("iterate edges: %v", err)
+	}
+	if nodes != g.liveNodes || edges != g.liveEdges {
+		bad("%d nodes and %d edges stored, %d and %d live in memory", nodes, edges, g.liveNodes, g.liveEdges)
+	}
+	return errs
+}

@@ -1,0 +1,46 @@
+// Package engine is kgctx's store: the domain types (Node, Triplet, Tenant,
+// tokens; later observations, injection logs and injects), their Badger
+// persistence, and the in-memory graph image that blocks are composed from.
+//
+// # Layout
+//
+// Badger holds everything durable in key spaces by prefix (see keys.go).
+// In memory, rebuilt at Open: a node table indexed by dense uint32 id, an
+// edge table indexed by edge id, per-node roaring bitmaps of outgoing and
+// incoming edge ids, per-relationship edge bitmaps, per-project node and
+// edge bitmaps, per-org node bitmaps, deleted bitmaps, and the identity
+// indexes (normalised name per project, external UUID, (source,
+// relationship, target)). Ids are never reused, so a derived index can never
+// confuse a new node with a deleted one.
+//
+// # Identity
+//
+// A node is identified within its project by NormalizeName (case-folded,
+// '_', '-' and whitespace removed); the other surface forms are kept as
+// aliases. An edge is identified by (source, NormalizeRelationship(rel),
+// target); importing it again merges provenance and, when the import names
+// a weight, sets the weight.
+//
+// # Concurrency
+//
+// A Store is safe for concurrent use. Writers are serialised; each commits
+// to Badger, then applies the batch to memory under a short exclusive lock,
+// then hands the change set to the attached Indexers (still serialised, in
+// sequence order). Readers use View, which holds a shared lock: they see a
+// consistent snapshot made of whole batches, and wait at most for one
+// batch's in-memory apply.
+//
+// # Memory ownership
+//
+// Everything a View hands out (bitmaps, strings, EdgeInfo) belongs to the
+// store and is valid only inside the View callback; bitmaps are read-only.
+// Values returned by Store methods outside a View (Node, Triplet, vectors)
+// are copies the caller owns. Badger values never escape their transaction.
+//
+// # Durability
+//
+// A write is durable when its method returns: Badger writes through mmap,
+// which survives kill -9; Options.SyncWrites adds fsync for power loss.
+// Derived indexes follow through a change log (changes.go) replayed at
+// Attach, so a crash between a commit and an index update heals on reopen.
+package engine

@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Callers match them with errors.Is; the api package maps
+// them to HTTP status codes in one table.
+var (
+	// ErrClosed is returned by every method called after Close.
+	ErrClosed = errors.New("engine: store closed")
+	// ErrNotFound: the node, triplet or record does not exist in the scope asked.
+	ErrNotFound = errors.New("engine: not found")
+	// ErrInvalidInput wraps every validation failure of a write; nothing was written.
+	ErrInvalidInput = errors.New("engine: invalid input")
+	// ErrForbidden: the caller may not perform this write (e.g. a cross-org
+	// edge from a non-operator).
+	ErrForbidden = errors.New("engine: forbidden")
+	// ErrDimensionMismatch: a vector's length differs from the store's dimension.
+	ErrDimensionMismatch = errors.New("engine: vector dimension mismatch")
+	// ErrCorrupt: a stored record could not be decoded.
+	ErrCorrupt = errors.New("engine: corrupt record")
+	// ErrInvariant: Check found the in-memory or stored state inconsistent.
+	ErrInvariant = errors.New("engine: invariant violated")
+	// ErrTooLarge: a batch exceeds the configured maximum.
+	ErrTooLarge = errors.New("engine: batch too large")
+	// ErrConflict: the write conflicts with the current state.
+	ErrConflict = errors.New("engine: conflict")
+	// ErrUnauthorized: the token is unknown.
+	ErrUnauthorized = errors.New("engine: unknown token")
+)
+
+// LineError names one invalid input record (1-based line or element).
+type LineError struct {
+	Line int    `json:"line"`
+	Err  string `json:"error"`
+}
+
+// ValidationError lists the invalid records of a batch (at most
+// MaxReportedErrors). It wraps ErrInvalidInput.
+type ValidationError struct {
+	Lines []LineError
+	// More is true when further invalid lines exist beyond Lines.
+	More bool
+}
+
+// MaxReportedErrors bounds the lines listed by a ValidationError.
+const MaxReportedErrors = 100
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	b.WriteString("engine: invalid input: ")
+	for i, l := range e.Lines {
+		if i == 3 {
+			fmt.Fprintf(&b, "; and %d more", len(e.Lines)-3)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "line %d: %s", l.Line, l.Err)
+	}
+	return b.String()
+}
+
+func (e *ValidationError) Unwrap() error { return ErrInvalidInput }
+
+func (e *ValidationError) add(line int, err error) {
+	if len(e.Lines) >= MaxReportedErrors {
+		e.More = true
+		return
+	}
+	e.Lines = append(e.Lines, LineError{Line: line, Err: err.Error()})
+}
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// graph is the in-memory image of the stored graph: everything a block
+// needs without touching Badger. It is guarded by Store.mu: readers hold the
+// read lock for the whole of their work (a View), the single writer takes
+// the write lock only to apply a batch that Badger has already committed.
+// So a reader always sees whole batches (a consistent snapshot) and a write
+// holds readers back only for the in-memory apply.
+type graph struct {
+	nodes []nodeRec // by dense id; !live for deleted or never-written slots
+	edges []edgeRec // by edge id
+
+	out, in []*roaring.Bitmap // by dense id: incident edge ids; nil when empty
+
+	rels     []string          // by relationship id
+	relIndex map[string]uint32 // normalised name -> id
+	relEdges []*roaring.Bitmap // by relationship id: live edge ids
+
+	tenants     []Tenant          // by tenant id
+	tenantIndex map[Tenant]uint32 // -> tenant id
+	projNodes   []*roaring.Bitmap // by tenant id: live node ids
+	projEdges   []*roaring.Bitmap // by tenant id: live edge ids (an edge belongs to the project it was imported into)
+	orgNodes    map[string]*roaring.Bitmap
+
+	deletedNodes *roaring.Bitmap // ids below len(nodes) that are not live
+	deletedEdges *roaring.Bitmap
+
+	byName   map[nameKey]uint32
+	byUUID   map[uuid]uint32
+	byTriple map[tripleKey]uint32
+
+	liveNodes, liveEdges int
+}
+
+type nodeRec struct {
+	uuid     uuid
+	tenant   uint32
+	live     bool
+	name     string
+	norm     string
+	typ      string
+	aliases  []string
+	descHash uint64 // detects a changed description without keeping it in memory
+	weight   float64
+	created  int64
+	updated  int64
+}
+
+type edgeRec struct {
+	src, dst uint32
+	rel      uint32
+	tenant   uint32
+	live     bool
+	weight   float64
+}
+
+type nameKey struct {
+	tenant uint32
+	norm   string
+}
+
+type tripleKey struct{ src, rel, dst uint32 }
+
+func newGraph() *graph {
+	return &graph{
+		relIndex:     make(map[string]uint32),
+		tenantIndex:  make(map[Tenant]uint32),
+		orgNodes:     make(map[string]*roaring.Bitmap),
+		deletedNodes: roaring.New(),
+		deletedEdges: roaring.New(),
+		byName:       make(map[nameKey]uint32),
+		byUUID:       make(map[uuid]uint32),
+		byTriple:     make(map[tripleKey]uint32),
+	}
+}
+
+func (g *graph) ensureTenant(id uint32, t Tenant) {
+	for uint32(len(g.tenants)) <= id {
+		g.tenants = append(g.tenants, Tenant{})
+		g.projNodes = append(g.projNodes, roaring.New())
+		g.projEdges = append(g.projEdges, roaring.New())
+	}
+	g.tenants[id] = t
+	g.tenantIndex[t] = id
+	if g.orgNodes[t.Org] == nil {
+		g.orgNodes[t.Org] = roaring.New()
+	}
+}
+
+func (g *graph) ensureRel(id uint32, name string) {
+	for uint32(len(g.rels)) <= id {
+		g.rels = append(g.rels, "")
+		g.relEdges = append(g.relEdges, roaring.New())
+	}
+	g.rels[id] = name
+	g.relIndex[name] = id
+}
+
+// growNodes makes room for dense ids below n; new slots are deleted until set.
+func (g *graph) growNodes(n uint32) {
+	old := uint32(len(g.nodes))
+	if n <= old {
+		return
+	}
+	if uint32(cap(g.nodes)) < n {
+		c := max(n, uint32(cap(g.nodes))*5/4+1024)
+		nn := make([]nodeRec, len(g.nodes), c)
+		copy(nn, g.nodes)
+		g.nodes = nn
+		no := make([]*roaring.Bitmap, len(g.out), c)
+		copy(no, g.out)
+		g.out = no
+		ni := make([]*roaring.Bitmap, len(g.in), c)
+		copy(ni, g.in)
+		g.in = ni
+	}
+	g.nodes = g.nodes[:n]
+	g.out = g.out[:n]
+	g.in = g.in[:n]
+	g.deletedNodes.AddRange(uint64(old), uint64(n))
+}
+
+func (g *graph) growEdges(n uint32) {
+	old := uint32(len(g.edges))
+	if n <= old {
+		return
+	}
+	if uint32(cap(g.edges)) < n {
+		ne := make([]edgeRec, len(g.edges), max(n, uint32(cap(g.edges))*5/4+4096))
+		copy(ne, g.edges)
+		g.edges = ne
+	}
+	g.edges = g.edges[:n]
+	g.deletedEdges.AddRange(uint64(old), uint64(n))
+}
+
+// putNode makes id live with rec (insert or replace).
+func (g *graph) putNode(id uint32, rec nodeRec) {
+	g.growNodes(id + 1)
+	old := &g.nodes[id]
+	if old.live {
+		if old.norm != rec.norm || old.tenant != rec.tenant {
+			delete(g.byName, nameKey{old.tenant, old.norm})
+		}
+	} else {
+		g.liveNodes++
+		g.deletedNodes.Remove(id)
+		t := g.tenants[rec.tenant]
+		g.projNodes[rec.tenant].Add(id)
+		g.orgNodes[t.Org].Add(id)
+	}
+	rec.live = true
+	g.nodes[id] = rec
+	g.byName[nameKey{rec.tenant, rec.norm}] = id
+	g.byUUID[rec.uuid] = id
+}
+
+// removeNode drops a node; its edges must already be gone.
+func (g *graph) removeNode(id uint32) {
+	n := &g.nodes[id]
+	if !n.live {
+		return
+	}
+	delete(g.byName, nameKey{n.tenant, n.norm})
+	delete(g.byUUID, n.uuid)
+	g.projNodes[n.tenant].Remove(id)
+	g.orgNodes[g.tenants[n.tenant].Org].Remove(id)
+	g.deletedNodes.Add(id)
+	g.out[id], g.in[id] = nil, nil
+	*n = nodeRec{}
+	g.liveNodes--
+}
+
+func (g *graph) putEdge(id uint32, rec edgeRec) {
+	g.growEdges(id + 1)
+	old := &g.edges[id]
+	if old.live {
+		old.weight = rec.weight
+		return
+	}
+	rec.live = true
+	g.edges[id] = rec
+	g.deletedEdges.Remove(id)
+	g.liveEdges++
+	if g.out[rec.src] == nil {
+		g.out[rec.src] = roaring.New()
+	}
+	g.out[rec.src].Add(id)
+	if g.in[rec.dst] == nil {
+		g.in[rec.dst] = roaring.New()
+	}
+	g.in[rec.dst].Add(id)
+	g.relEdges[rec.rel].Add(id)
+	g.projEdges[rec.tenant].Add(id)
+	g.byTriple[tripleKey{rec.src, rec.rel, rec.dst}] = id
+}
+
+func (g *graph) removeEdge(id uint32) {
+	e := &g.edges[id]
+	if !e.live {
+		return
+	}
+	if b := g.out[e.src]; b != nil {
+		b.Remove(id)
+		if b.IsEmpty() {
+			g.out[e.src] = nil
+		}
+	}
+	if b := g.in[e.dst]; b != nil {
+		b.Remove(id)
+		if b.IsEmpty() {
+			g.in[e.dst] = nil
+		}
+	}
+	g.relEdges[e.rel].Remove(id)
+	g.projEdges[e.tenant].Remove(id)
+	delete(g.byTriple, tripleKey{e.src, e.rel, e.dst})
+	g.deletedEdges.Add(id)
+	*e = edgeRec{}
+	g.liveEdges--
+}
+
+// incidentEdges returns the live edge ids touching node id (out and in,
+// a self-loop once).
+func (g *graph) incidentEdges(id uint32) *roaring.Bitmap {
+	b := roaring.New()
+	if o := g.out[id]; o != nil {
+		b.Or(o)
+	}
+	if i := g.in[id]; i != nil {
+		b.Or(i)
+	}
+	return b
+}

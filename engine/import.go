@@ -1,0 +1,547 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// ImportOptions tune one Import call.
+type ImportOptions struct {
+	// AllowCrossOrg permits targetOrgId (operators only).
+	AllowCrossOrg bool
+	// Now stamps created/updated times; zero means time.Now().
+	Now time.Time
+	// FirstLine is the line number of in[0] in the caller's input, so
+	// errors name the caller's lines (default 1).
+	FirstLine int
+}
+
+// ImportResult counts what an Import did.
+type ImportResult struct {
+	Accepted     int    `json:"accepted"`
+	NodesCreated int    `json:"nodesCreated"`
+	NodesUpdated int    `json:"nodesUpdated"`
+	EdgesCreated int    `json:"edgesCreated"`
+	EdgesMerged  int    `json:"edgesMerged"`
+	Seq          uint64 `json:"-"`
+}
+
+// Import validates and writes a batch of triplets into tenant t. It is all
+// or nothing: a *ValidationError (wrapping ErrInvalidInput) or ErrForbidden
+// means nothing was written. Validation trims in's strings in place.
+// Re-importing the same triplets creates nothing: nodes are identified by
+// normalised name per project, edges by (source, relationship, target).
+func (s *Store) Import(ctx context.Context, t Tenant, in []TripletInput, o ImportOptions) (ImportResult, error) {
+	var res ImportResult
+	if err := s.checkOpen(); err != nil {
+		return res, err
+	}
+	if err := ValidateID(t.Org); err != nil {
+		return res, fmt.Errorf("org: %w", err)
+	}
+	if err := ValidateID(t.Project); err != nil {
+		return res, fmt.Errorf("project: %w", err)
+	}
+	lim := s.opts.Limits.withDefaults()
+	if len(in) > lim.MaxBatch {
+		return res, fmt.Errorf("%w: %d triplets, the limit is %d", ErrTooLarge, len(in), lim.MaxBatch)
+	}
+	first := o.FirstLine
+	if first <= 0 {
+		first = 1
+	}
+	verr := &ValidationError{}
+	for i := range in {
+		tr := &in[i]
+		if err := ValidateTriplet(tr, lim, s.dim); err != nil {
+			verr.add(first+i, err)
+			continue
+		}
+		if tr.TargetOrgID != "" && tr.TargetOrgID != t.Org && !o.AllowCrossOrg {
+			return res, fmt.Errorf("%w: line %d: targetOrgId links to another org, which only operators may do", ErrForbidden, first+i)
+		}
+	}
+	if len(verr.Lines) > 0 {
+		return res, verr
+	}
+	if len(in) == 0 {
+		return res, nil
+	}
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return res, err
+	}
+	b := s.newBatch(now.UnixNano())
+	for i := range in {
+		tr := &in[i]
+		srcT := Tenant{Org: t.Org, Project: cmpOr(tr.SourceProjectID, t.Project)}
+		dstT := Tenant{Org: cmpOr(tr.TargetOrgID, t.Org), Project: cmpOr(tr.TargetProjectID, t.Project)}
+		src := b.node(srcT, tr.Source, tr.SourceType, tr.SourceDescription, tr.SourceVector)
+		dst := b.node(dstT, tr.Target, tr.TargetType, tr.TargetDescription, tr.TargetVector)
+		b.edge(b.tenant(t), src, NormalizeRelationship(tr.Relationship), dst, tr.Weight, tr.Provenance)
+	}
+	if err := b.vectorize(ctx); err != nil {
+		return res, err
+	}
+	if err := b.loadEdgeMeta(); err != nil {
+		return res, err
+	}
+	if err := b.commit(); err != nil {
+		return res, err
+	}
+	res = ImportResult{Accepted: len(in), NodesCreated: b.nodesCreated, NodesUpdated: b.nodesUpdated,
+		EdgesCreated: b.edgesCreated, EdgesMerged: len(in) - b.edgesCreated, Seq: b.seq}
+	s.notify(ctx, b.changeSet())
+	return res, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// batch accumulates one write under the writer lock: new and changed nodes
+// and edges, then commits them to Badger and applies them to memory.
+type batch struct {
+	s   *Store
+	g   *graph
+	now int64
+
+	newTenants []Tenant
+	tenantIDs  map[Tenant]uint32
+	newRels    []string
+	relIDs     map[string]uint32
+
+	nodes    map[nameKey]*pnode
+	nodeList []*pnode
+	edges    map[tripleKey]*pedge
+	edgeList []*pedge
+
+	delNodes []uint32 // nodes deleted by this batch
+	delEdges []uint32
+
+	seq                        uint64
+	nodesCreated, nodesUpdated int
+	edgesCreated               int
+}
+
+type pnode struct {
+	id      uint32
+	rec     nodeRec
+	desc    string
+	descSet bool // desc must be written (new node or changed description)
+	vec      []float32
+	isNew    bool
+	dirty    bool // record must be written
+	reindex  bool // indexed text or vector changed: indexers must see it
+	revector bool // the embedded text changed: a new vector is needed
+	doc      *NodeDoc
+}
+
+type pedge struct {
+	id    uint32
+	rec   edgeRec
+	meta  edgeMeta
+	isNew bool
+	dirty bool
+	prov  []Provenance // provenance to merge in
+}
+
+func (s *Store) newBatch(now int64) *batch {
+	return &batch{
+		s: s, g: s.g, now: now,
+		tenantIDs: make(map[Tenant]uint32),
+		relIDs:    make(map[string]uint32),
+		nodes:     make(map[nameKey]*pnode),
+		edges:     make(map[tripleKey]*pedge),
+	}
+}
+
+func (b *batch) tenant(t Tenant) uint32 {
+	if id, ok := b.g.tenantIndex[t]; ok {
+		return id
+	}
+	if id, ok := b.tenantIDs[t]; ok {
+		return id
+	}
+	id := uint32(len(b.g.tenants) + len(b.newTenants))
+	b.newTenants = append(b.newTenants, t)
+	b.tenantIDs[t] = id
+	return id
+}
+
+func (b *batch) rel(name string) uint32 {
+	if id, ok := b.g.relIndex[name]; ok {
+		return id
+	}
+	if id, ok := b.relIDs[name]; ok {
+		return id
+	}
+	id := uint32(len(b.g.rels) + len(b.newRels))
+	b.newRels = append(b.newRels, name)
+	b.relIDs[name] = id
+	return id
+}
+
+// maxAliases bounds the surface names remembered per node.
+const maxAliases = 32
+
+// node resolves (or creates) the node named name in tenant t and merges the
+// optional fields into it.
+func (b *batch) node(t Tenant, name, typ, desc string, vec []float32) *pnode {
+	tid := b.tenant(t)
+	norm := NormalizeName(name)
+	k := nameKey{tid, norm}
+	p := b.nodes[k]
+	if p == nil {
+		if id, ok := b.g.byName[k]; ok {
+			p = &pnode{id: id, rec: b.g.nodes[id]}
+			p.rec.aliases = slices.Clone(p.rec.aliases)
+		} else {
+			p = &pnode{id: b.s.next.node, isNew: true, dirty: true, reindex: true, revector: true, descSet: true}
+			b.s.next.node++
+			p.rec = nodeRec{uuid: newUUID(), tenant: tid, name: name, norm: norm, weight: DefaultWeight, created: b.now, updated: b.now}
+			b.nodesCreated++
+		}
+		b.nodes[k] = p
+		b.nodeList = append(b.nodeList, p)
+	}
+	if name != p.rec.name && !slices.Contains(p.rec.aliases, name) && len(p.rec.aliases) < maxAliases {
+		p.rec.aliases = append(p.rec.aliases, name)
+		p.touch(b)
+		p.reindex = true
+	}
+	if typ != "" && typ != p.rec.typ {
+		p.rec.typ = typ
+		p.touch(b)
+		p.reindex, p.revector = true, true
+	}
+	if desc != "" {
+		if h := descHash(desc); h != p.rec.descHash {
+			p.rec.descHash = h
+			p.desc, p.descSet = desc, true
+			p.touch(b)
+			p.reindex, p.revector = true, true
+		}
+	}
+	if vec != nil {
+		p.vec = slices.Clone(vec)
+		p.touch(b)
+		p.reindex = true
+	}
+	return p
+}
+
+func (p *pnode) touch(b *batch) {
+	if !p.dirty {
+		p.dirty = true
+		if !p.isNew {
+			b.nodesUpdated++
+		}
+	}
+	p.rec.updated = b.now
+}
+
+func (b *batch) edge(tenant uint32, src *pnode, rel string, dst *pnode, w *float64, prov *Provenance) {
+	rid := b.rel(rel)
+	k := tripleKey{src.id, rid, dst.id}
+	p := b.edges[k]
+	if p == nil {
+		if id, ok := b.g.byTriple[k]; ok {
+			p = &pedge{id: id, rec: b.g.edges[id]}
+		} else {
+			p = &pedge{id: b.s.next.edge, isNew: true, dirty: true,
+				rec:  edgeRec{src: src.id, dst: dst.id, rel: rid, tenant: tenant, weight: DefaultWeight},
+				meta: edgeMeta{created: b.now}}
+			b.s.next.edge++
+			b.edgesCreated++
+		}
+		b.edges[k] = p
+		b.edgeList = append(b.edgeList, p)
+	}
+	if w != nil && *w != p.rec.weight {
+		p.rec.weight = *w
+		p.dirty = true
+	}
+	if prov != nil && (*prov != Provenance{}) {
+		p.prov = append(p.prov, *prov)
+		p.dirty = true
+	}
+}
+
+// vectorize embeds the new or re-described nodes that came without a vector
+// and prepares their index documents.
+func (b *batch) vectorize(ctx context.Context) error {
+	var need []*NodeDoc
+	var needP []*pnode
+	for _, p := range b.nodeList {
+		if !p.reindex {
+			continue
+		}
+		if err := p.loadDesc(b.s); err != nil {
+			return err
+		}
+		t := b.tenantOf(p.rec.tenant)
+		p.doc = &NodeDoc{Dense: p.id, ID: p.rec.uuid.String(), OrgID: t.Org, ProjectID: t.Project,
+			Name: p.rec.name, Aliases: p.rec.aliases, Type: p.rec.typ, Description: p.desc, Vector: p.vec}
+		if p.vec == nil && p.revector && b.s.opts.Vectorizer != nil {
+			need = append(need, p.doc)
+			needP = append(needP, p)
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	vecs, err := b.s.opts.Vectorizer.Vectorize(ctx, need)
+	if err != nil {
+		return fmt.Errorf("engine: embed %d nodes: %w", len(need), err)
+	}
+	if len(vecs) != len(need) {
+		return fmt.Errorf("engine: embedder returned %d vectors for %d nodes", len(vecs), len(need))
+	}
+	for i, v := range vecs {
+		if len(v) != b.s.dim {
+			return fmt.Errorf("%w: embedder returned %d dimensions, the store has %d", ErrDimensionMismatch, len(v), b.s.dim)
+		}
+		needP[i].vec = v
+		needP[i].doc.Vector = v
+	}
+	return nil
+}
+
+func (b *batch) tenantOf(id uint32) Tenant {
+	if int(id) < len(b.g.tenants) {
+		return b.g.tenants[id]
+	}
+	return b.newTenants[int(id)-len(b.g.tenants)]
+}
+
+// loadEdgeMeta reads the stored provenance of merged edges that gain some.
+func (b *batch) loadEdgeMeta() error {
+	var need []*pedge
+	for _, p := range b.edgeList {
+		if !p.isNew && p.dirty {
+			need = append(need, p)
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	return b.s.db.View(func(txn *badger.Txn) error {
+		for _, p := range need {
+			item, err := txn.Get(key32(pfxEdge, p.id))
+			if err != nil {
+				return fmt.Errorf("engine: read edge %d: %w", p.id, err)
+			}
+			if err := item.Value(func(v []byte) error {
+				_, m, err := decodeEdge(v)
+				p.meta = m
+				return err
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// loadDesc fetches the stored description of an existing node unless the
+// batch already set one.
+func (p *pnode) loadDesc(s *Store) error {
+	if p.descSet {
+		return nil
+	}
+	desc, err := s.nodeDescription(p.id)
+	if err != nil {
+		return err
+	}
+	p.desc, p.descSet = desc, true
+	return nil
+}
+
+// nodeDescription reads a node's description from Badger.
+func (s *Store) nodeDescription(id uint32) (string, error) {
+	var desc string
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(key32(pfxNode, id))
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error {
+			_, d, err := decodeNode(v, true)
+			desc = d
+			return err
+		})
+	})
+	if err != nil {
+		return "", fmt.Errorf("engine: read node %d: %w", id, err)
+	}
+	return desc, nil
+}
+
+// commit writes the batch to Badger, then applies it to memory. Records are
+// written in dependency order (change log, dictionaries, nodes, vectors,
+// edges, counters) so that a crash inside a multi-transaction batch leaves a
+// prefix that load() can repair.
+func (b *batch) commit() error {
+	s := b.s
+	changed := roaring.New()
+	for _, p := range b.nodeList {
+		if p.reindex {
+			changed.Add(p.id)
+		}
+	}
+	hasChanges := !changed.IsEmpty() || len(b.delNodes) > 0
+	if hasChanges {
+		b.seq = s.seq + 1
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	var arena []byte
+	put := func(k []byte, enc func([]byte) []byte) error {
+		start := len(arena)
+		arena = enc(arena)
+		return wb.Set(k, arena[start:len(arena):len(arena)])
+	}
+	if hasChanges {
+		del := roaring.BitmapOf(b.delNodes...)
+		if err := put(key64(pfxChange, b.seq), func(d []byte) []byte { return encodeChange(d, changed, del) }); err != nil {
+			return err
+		}
+	}
+	for i, t := range b.newTenants {
+		id := uint32(len(b.g.tenants) + i)
+		if err := put(key32(pfxTenant, id), func(d []byte) []byte { return append(append(append(d, t.Org...), 0), t.Project...) }); err != nil {
+			return err
+		}
+	}
+	for i, r := range b.newRels {
+		id := uint32(len(b.g.rels) + i)
+		if err := put(key32(pfxRel, id), func(d []byte) []byte { return append(d, r...) }); err != nil {
+			return err
+		}
+	}
+	for _, p := range b.nodeList {
+		if !p.dirty {
+			continue
+		}
+		if err := p.loadDesc(s); err != nil {
+			return err
+		}
+		if err := put(key32(pfxNode, p.id), func(d []byte) []byte { return encodeNode(d, &p.rec, p.desc) }); err != nil {
+			return err
+		}
+		if p.vec != nil {
+			if err := put(key32(pfxVector, p.id), func(d []byte) []byte { return encodeVector(d, p.vec) }); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range b.edgeList {
+		if !p.dirty {
+			continue
+		}
+		for _, pr := range p.prov {
+			p.meta.prov = mergeProvenance(p.meta.prov, pr)
+		}
+		p.meta.updated = b.now
+		if err := put(key32(pfxEdge, p.id), func(d []byte) []byte { return encodeEdge(d, &p.rec, &p.meta) }); err != nil {
+			return err
+		}
+	}
+	for _, id := range b.delEdges {
+		if err := wb.Delete(key32(pfxEdge, id)); err != nil {
+			return err
+		}
+	}
+	for _, id := range b.delNodes {
+		if err := wb.Delete(key32(pfxNode, id)); err != nil {
+			return err
+		}
+		if err := wb.Delete(key32(pfxVector, id)); err != nil {
+			return err
+		}
+	}
+	if err := s.putCounters(wb, b.seq); err != nil {
+		return err
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("engine: commit: %w", err)
+	}
+	if hasChanges {
+		s.seq = b.seq
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, t := range b.newTenants {
+		b.g.ensureTenant(uint32(len(b.g.tenants)+i), t)
+	}
+	base := uint32(len(b.g.rels))
+	for i, r := range b.newRels {
+		b.g.ensureRel(base+uint32(i), r)
+	}
+	for _, id := range b.delEdges {
+		b.g.removeEdge(id)
+	}
+	for _, id := range b.delNodes {
+		b.g.removeNode(id)
+	}
+	for _, p := range b.nodeList {
+		if p.dirty {
+			b.g.putNode(p.id, p.rec)
+		}
+	}
+	for _, p := range b.edgeList {
+		if p.dirty {
+			b.g.putEdge(p.id, p.rec)
+		}
+	}
+	b.g.growNodes(s.next.node)
+	b.g.growEdges(s.next.edge)
+	return nil
+}
+
+func (s *Store) putCounters(wb *badger.WriteBatch, seq uint64) error {
+	u64 := func(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+	for _, kv := range [...]struct {
+		k string
+		v uint64
+	}{{keyMetaNode, uint64(s.next.node)}, {keyMetaEdge, uint64(s.next.edge)}, {keyMetaSeq, max(seq, s.seq)},
+		{keyMetaDim, uint64(s.dim)}, {keyMetaVer, storeVersion}} {
+		if err := wb.Set([]byte(kv.k), u64(kv.v)); err != nil {
+			return err
+		}
+	}
+	if s.opts.Vectorizer != nil {
+		return wb.Set([]byte(keyMetaEmb), []byte(s.opts.Vectorizer.Name()))
+	}
+	return nil
+}
+
+func (b *batch) changeSet() *ChangeSet {
+	if b.seq == 0 {
+		return nil
+	}
+	cs := &ChangeSet{Seq: b.seq, Deletes: b.delNodes}
+	for _, p := range b.nodeList {
+		if p.reindex && p.doc != nil {
+			cs.Upserts = append(cs.Upserts, p.doc)
+		}
+	}
+	return cs
+}

@@ -1,0 +1,41 @@
+package engine
+
+import "encoding/binary"
+
+// Badger key spaces, one prefix byte each. Keys of records addressed by a
+// dense id end in the big-endian id so iteration yields id order.
+const (
+	pfxNode     = 'n' // n<u32 dense>         -> node record
+	pfxEdge     = 'e' // e<u32 edge>          -> edge record
+	pfxVector   = 'v' // v<u32 dense>         -> little-endian float32s
+	pfxTenant   = 'p' // p<u32 tenant>        -> org \x00 project
+	pfxRel      = 'r' // r<u32 rel>           -> relationship name
+	pfxChange   = 'c' // c<u64 seq>           -> change-log entry for indexers
+	pfxMeta     = 'm' // m<name>              -> store metadata
+	pfxToken    = 't' // t<sha256>            -> token record
+	pfxAux      = 'x' // x<owner>/...         -> records owned by other packages (index snapshots)
+	pfxConfig   = 'g' // g<kind>/<key>        -> configuration documents
+	keyMetaDim  = "mdim"
+	keyMetaEmb  = "memb"
+	keyMetaNode = "mnext_node"
+	keyMetaEdge = "mnext_edge"
+	keyMetaSeq  = "mseq"
+	keyMetaVer  = "mversion"
+)
+
+// storeVersion is written at creation; Open refuses other versions.
+const storeVersion = 1
+
+func key32(p byte, id uint32) []byte {
+	k := make([]byte, 5)
+	k[0] = p
+	binary.BigEndian.PutUint32(k[1:], id)
+	return k
+}
+
+func key64(p byte, id uint64) []byte {
+	k := make([]byte, 9)
+	k[0] = p
+	binary.BigEndian.PutUint64(k[1:], id)
+	return k
+}

@@ -1,0 +1,152 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+)
+
+const recordVersion = 1
+
+// encodeNode appends the stored form of a node: version, uuid, tenant, name,
+// type, description, aliases, weight, created, updated.
+func encodeNode(dst []byte, r *nodeRec, desc string) []byte {
+	e := enc{dst}
+	e.u8(recordVersion)
+	e.raw(r.uuid[:])
+	e.u32(r.tenant)
+	e.str(r.name)
+	e.str(r.typ)
+	e.str(desc)
+	e.uv(uint64(len(r.aliases)))
+	for _, a := range r.aliases {
+		e.str(a)
+	}
+	e.f64(r.weight)
+	e.iv(r.created)
+	e.iv(r.updated)
+	return e.b
+}
+
+// decodeNode reads a node record; the description is returned separately
+// (and only materialised when wantDesc) because memory keeps only its hash.
+func decodeNode(b []byte, wantDesc bool) (nodeRec, string, error) {
+	d := dec{b: b}
+	var r nodeRec
+	if v := d.u8(); v != recordVersion {
+		return r, "", fmt.Errorf("%w: node record version %d", ErrCorrupt, v)
+	}
+	copy(r.uuid[:], d.bytes(16))
+	r.tenant = d.u32()
+	r.name = d.str()
+	r.norm = NormalizeName(r.name)
+	r.typ = d.str()
+	descB := d.bytes(int(d.uv()))
+	var desc string
+	if wantDesc {
+		desc = string(descB)
+		r.descHash = descHash(desc)
+	} else {
+		r.descHash = descHash(string(descB)) // maphash.String does not retain it
+	}
+	if n := d.uv(); n > 0 && n < 1<<16 {
+		r.aliases = make([]string, n)
+		for i := range r.aliases {
+			r.aliases[i] = d.str()
+		}
+	}
+	r.weight = d.f64()
+	r.created = d.iv()
+	r.updated = d.iv()
+	if d.err {
+		return r, "", fmt.Errorf("%w: truncated node record", ErrCorrupt)
+	}
+	return r, desc, nil
+}
+
+// edgeMeta is the part of an edge that lives only in Badger.
+type edgeMeta struct {
+	created, updated int64
+	prov             []Provenance
+}
+
+// maxProvenance bounds the provenance entries merged into one edge; the
+// oldest are dropped first.
+const maxProvenance = 16
+
+func encodeEdge(dst []byte, r *edgeRec, m *edgeMeta) []byte {
+	e := enc{dst}
+	e.u8(recordVersion)
+	e.u32(r.src)
+	e.u32(r.dst)
+	e.u32(r.rel)
+	e.u32(r.tenant)
+	e.f64(r.weight)
+	e.iv(m.created)
+	e.iv(m.updated)
+	e.uv(uint64(len(m.prov)))
+	for _, p := range m.prov {
+		e.str(p.ObservationID)
+		e.str(p.SessionID)
+		if p.Timestamp.IsZero() {
+			e.iv(0)
+		} else {
+			e.iv(p.Timestamp.UnixNano())
+		}
+	}
+	return e.b
+}
+
+func decodeEdgeHead(b []byte) (edgeRec, error) {
+	d := dec{b: b}
+	var r edgeRec
+	if v := d.u8(); v != recordVersion {
+		return r, fmt.Errorf("%w: edge record version %d", ErrCorrupt, v)
+	}
+	r.src = d.u32()
+	r.dst = d.u32()
+	r.rel = d.u32()
+	r.tenant = d.u32()
+	r.weight = d.f64()
+	if d.err {
+		return r, fmt.Errorf("%w: truncated edge record", ErrCorrupt)
+	}
+	return r, nil
+}
+
+func decodeEdge(b []byte) (edgeRec, edgeMeta, error) {
+	r, err := decodeEdgeHead(b)
+	var m edgeMeta
+	if err != nil {
+		return r, m, err
+	}
+	d := dec{b: b[1+16+8:]}
+	m.created = d.iv()
+	m.updated = d.iv()
+	if n := d.uv(); n > 0 && n <= maxProvenance*4 {
+		m.prov = make([]Provenance, n)
+		for i := range m.prov {
+			m.prov[i].ObservationID = d.str()
+			m.prov[i].SessionID = d.str()
+			if ts := d.iv(); ts != 0 {
+				m.prov[i].Timestamp = time.Unix(0, ts).UTC()
+			}
+		}
+	}
+	if d.err {
+		return r, m, fmt.Errorf("%w: truncated edge record", ErrCorrupt)
+	}
+	return r, m, nil
+}
+
+func mergeProvenance(list []Provenance, p Provenance) []Provenance {
+	for _, q := range list {
+		if q.ObservationID == p.ObservationID && q.SessionID == p.SessionID && q.Timestamp.Equal(p.Timestamp) {
+			return list
+		}
+	}
+	list = append(list, p)
+	if len(list) > maxProvenance {
+		list = append(list[:0], list[len(list)-maxProvenance:]...)
+	}
+	return list
+}

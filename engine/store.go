@@ -1,0 +1,303 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// Store is the durable graph: Badger on disk, the graph image in memory.
+//
+// Concurrency: all methods are safe for concurrent use. Writes (Import,
+// deletes, weight updates) are serialised by a writer mutex; each commits to
+// Badger first and then applies to memory under a short exclusive lock, so
+// readers (View) see whole batches only. Readers never wait on Badger I/O of
+// a writer, only on its in-memory apply.
+type Store struct {
+	db   *badger.DB
+	opts Options
+	dim  int
+	log  *slog.Logger
+
+	wmu  sync.Mutex   // serialises writers
+	mu   sync.RWMutex // guards g
+	g    *graph
+	seq  uint64 // last change-log sequence written (guarded by wmu)
+	next struct{ node, edge uint32 }
+
+	indexers []Indexer // guarded by wmu
+
+	tokens sync.Map // sha256 hex -> Token (cache of the token key space)
+
+	closed atomic.Bool
+}
+
+var descSeed = maphash.MakeSeed()
+
+func descHash(s string) uint64 {
+	if s == "" {
+		return 0
+	}
+	return maphash.String(descSeed, s)
+}
+
+// Open opens or creates the store in dir. A nil opts means defaults. The
+// caller MUST call Close; it flushes indexers' state and closes Badger.
+func Open(dir string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	bo := badger.DefaultOptions(dir).
+		WithLogger(badgerLogger{log}).
+		WithSyncWrites(o.SyncWrites).
+		WithNumVersionsToKeep(1).
+		WithCompactL0OnClose(true).
+		WithValueThreshold(1 << 10)
+	if o.InMemory {
+		bo = bo.WithInMemory(true).WithDir("").WithValueDir("")
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("engine: create data dir: %w", err)
+	}
+	if o.MemTableSize > 0 {
+		bo = bo.WithMemTableSize(o.MemTableSize)
+	}
+	if o.BlockCacheSize > 0 {
+		bo = bo.WithBlockCacheSize(o.BlockCacheSize)
+	}
+	db, err := badger.Open(bo)
+	if err != nil {
+		return nil, fmt.Errorf("engine: open badger: %w", err)
+	}
+	s := &Store{db: db, opts: o, log: log, g: newGraph()}
+	if err := s.load(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close flushes and closes the store. Further calls return ErrClosed.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return ErrClosed
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.trimChangeLog()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("engine: close badger: %w", err)
+	}
+	return nil
+}
+
+// Dim is the store's vector dimension (0 when it holds no vectors).
+func (s *Store) Dim() int { return s.dim }
+
+// Logger returns the store's logger.
+func (s *Store) Logger() *slog.Logger { return s.log }
+
+func (s *Store) load() error {
+	start := time.Now()
+	g := s.g
+	err := s.db.View(func(txn *badger.Txn) error {
+		meta := func(k string) (uint64, bool, error) {
+			it, err := txn.Get([]byte(k))
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				return 0, false, nil
+			} else if err != nil {
+				return 0, false, err
+			}
+			var v uint64
+			err = it.Value(func(b []byte) error {
+				if len(b) != 8 {
+					return fmt.Errorf("%w: meta %s", ErrCorrupt, k)
+				}
+				v = binary.BigEndian.Uint64(b)
+				return nil
+			})
+			return v, true, err
+		}
+		ver, ok, err := meta(keyMetaVer)
+		if err != nil {
+			return err
+		}
+		if ok && ver != storeVersion {
+			return fmt.Errorf("%w: store version %d, this build reads %d", ErrCorrupt, ver, storeVersion)
+		}
+		dim, hasDim, err := meta(keyMetaDim)
+		if err != nil {
+			return err
+		}
+		want := s.opts.dim()
+		switch {
+		case hasDim && want != 0 && int(dim) != want:
+			return fmt.Errorf("%w: store holds %d-dimensional vectors, the embedder makes %d", ErrDimensionMismatch, dim, want)
+		case hasDim:
+			s.dim = int(dim)
+		default:
+			s.dim = want
+		}
+		nn, _, err := meta(keyMetaNode)
+		if err != nil {
+			return err
+		}
+		ne, _, err := meta(keyMetaEdge)
+		if err != nil {
+			return err
+		}
+		if s.seq, _, err = meta(keyMetaSeq); err != nil {
+			return err
+		}
+		s.next.node, s.next.edge = uint32(nn), uint32(ne)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("engine: load meta: %w", err)
+	}
+	if err := s.iterate([]byte{pfxTenant}, func(k, v []byte) error {
+		id := binary.BigEndian.Uint32(k[1:])
+		org, project, ok := bytes.Cut(v, []byte{0})
+		if !ok {
+			return fmt.Errorf("%w: tenant %d", ErrCorrupt, id)
+		}
+		g.ensureTenant(id, Tenant{Org: string(org), Project: string(project)})
+		return nil
+	}); err != nil {
+		return fmt.Errorf("engine: load tenants: %w", err)
+	}
+	if err := s.iterate([]byte{pfxRel}, func(k, v []byte) error {
+		g.ensureRel(binary.BigEndian.Uint32(k[1:]), string(v))
+		return nil
+	}); err != nil {
+		return fmt.Errorf("engine: load relationships: %w", err)
+	}
+	if err := s.iterate([]byte{pfxNode}, func(k, v []byte) error {
+		id := binary.BigEndian.Uint32(k[1:])
+		rec, _, err := decodeNode(v, false)
+		if err != nil {
+			return fmt.Errorf("node %d: %w", id, err)
+		}
+		if int(rec.tenant) >= len(g.tenants) {
+			return fmt.Errorf("%w: node %d names unknown tenant %d", ErrCorrupt, id, rec.tenant)
+		}
+		g.putNode(id, rec)
+		s.next.node = max(s.next.node, id+1)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("engine: load nodes: %w", err)
+	}
+	var dangling [][]byte
+	if err := s.iterate([]byte{pfxEdge}, func(k, v []byte) error {
+		id := binary.BigEndian.Uint32(k[1:])
+		rec, err := decodeEdgeHead(v)
+		if err != nil {
+			return fmt.Errorf("edge %d: %w", id, err)
+		}
+		s.next.edge = max(s.next.edge, id+1)
+		// A crash inside a batch too big for one transaction can leave an
+		// edge whose endpoint record never landed; such an edge was never
+		// acknowledged, so it is dropped.
+		if int(rec.src) >= len(g.nodes) || !g.nodes[rec.src].live || int(rec.dst) >= len(g.nodes) || !g.nodes[rec.dst].live ||
+			int(rec.rel) >= len(g.rels) || int(rec.tenant) >= len(g.tenants) {
+			dangling = append(dangling, bytes.Clone(k))
+			return nil
+		}
+		g.putEdge(id, rec)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("engine: load edges: %w", err)
+	}
+	g.growNodes(s.next.node)
+	g.growEdges(s.next.edge)
+	if len(dangling) > 0 {
+		s.log.Warn("dropping edges of an unfinished batch", "edges", len(dangling))
+		wb := s.db.NewWriteBatch()
+		for _, k := range dangling {
+			if err := wb.Delete(k); err != nil {
+				wb.Cancel()
+				return fmt.Errorf("engine: drop dangling edges: %w", err)
+			}
+		}
+		if err := wb.Flush(); err != nil {
+			return fmt.Errorf("engine: drop dangling edges: %w", err)
+		}
+	}
+	if err := s.loadTokens(); err != nil {
+		return err
+	}
+	s.log.Info("store loaded", "nodes", g.liveNodes, "edges", g.liveEdges, "dim", s.dim, "took", time.Since(start).String())
+	return nil
+}
+
+// iterate calls fn for every key with prefix, in key order. k and v are only
+// valid during the call.
+func (s *Store) iterate(prefix []byte, fn func(k, v []byte) error) error {
+	return s.db.View(func(txn *badger.Txn) error {
+		io := badger.DefaultIteratorOptions
+		io.Prefix = prefix
+		io.PrefetchSize = 256
+		it := txn.NewIterator(io)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			if err := item.Value(func(v []byte) error { return fn(item.Key(), v) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) checkOpen() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// View runs fn with a consistent read-only view of the graph. The view and
+// everything it hands out (bitmaps, strings) are valid only during fn and
+// must not be modified. fn must not call write methods of the store.
+func (s *Store) View(fn func(v *View) error) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return fn(&View{g: s.g})
+}
+
+// Tenants lists every (org, project) the store has seen.
+func (s *Store) Tenants() []Tenant {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]Tenant(nil), s.g.tenants...)
+}
+
+type badgerLogger struct{ l *slog.Logger }
+
+func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Error(fmt.Sprintf(f, a...), "component", "badger") }
+func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warn(fmt.Sprintf(f, a...), "component", "badger") }
+func (b badgerLogger) Infof(f string, a ...any)    { b.l.Debug(fmt.Sprintf(f, a...), "component", "badger") }
+func (b badgerLogger) Debugf(f string, a ...any)   {}
+
+var _ = context.Background

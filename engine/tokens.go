@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+)
+
+// Roles, from least to most privileged.
+const (
+	RoleAgent    = "agent"
+	RoleImporter = "importer"
+	RoleOrgAdmin = "org_admin"
+	RoleOperator = "operator"
+)
+
+// ValidRole reports whether r is one of the four roles.
+func ValidRole(r string) bool {
+	return r == RoleAgent || r == RoleImporter || r == RoleOrgAdmin || r == RoleOperator
+}
+
+// Token is what a bearer token maps to. Only its SHA-256 is stored.
+type Token struct {
+	OrgID      string    `json:"orgId"`
+	AgentID    string    `json:"agentId"`
+	Role       string    `json:"role"`
+	ProjectIDs []string  `json:"projectIds"`
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+// NewTokenSecret returns a fresh random bearer token.
+func NewTokenSecret() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("BUG: crypto/rand failed: " + err.Error())
+	}
+	return "kgx_" + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func tokenHash(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(h[:])
+}
+
+// PutToken stores the hash of secret with its grant. The secret itself is
+// never stored.
+func (s *Store) PutToken(secret string, t Token) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if len(secret) < 16 {
+		return fmt.Errorf("%w: a token must be at least 16 characters", ErrInvalidInput)
+	}
+	if !ValidRole(t.Role) {
+		return fmt.Errorf("%w: unknown role %q", ErrInvalidInput, t.Role)
+	}
+	if t.Role != RoleOperator || t.OrgID != "" {
+		if err := ValidateID(t.OrgID); err != nil {
+			return fmt.Errorf("orgId: %w", err)
+		}
+	}
+	if err := ValidateID(t.AgentID); err != nil {
+		return fmt.Errorf("agentId: %w", err)
+	}
+	for _, p := range t.ProjectIDs {
+		if err := ValidateID(p); err != nil {
+			return fmt.Errorf("projectIds: %w", err)
+		}
+	}
+	if t.ProjectIDs == nil {
+		t.ProjectIDs = []string{}
+	}
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = time.Now().UTC()
+	}
+	h := tokenHash(secret)
+	v, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		return txn.Set(append([]byte{pfxToken}, h...), v)
+	}); err != nil {
+		return fmt.Errorf("engine: store token: %w", err)
+	}
+	s.tokens.Store(h, t)
+	return nil
+}
+
+// LookupToken returns the grant of a bearer token, or ErrUnauthorized.
+// Safe for concurrent use; served from memory.
+func (s *Store) LookupToken(secret string) (Token, error) {
+	if v, ok := s.tokens.Load(tokenHash(secret)); ok {
+		t := v.(Token)
+		t.ProjectIDs = slices.Clone(t.ProjectIDs)
+		return t, nil
+	}
+	return Token{}, ErrUnauthorized
+}
+
+// TokenCount is the number of stored tokens.
+func (s *Store) TokenCount() int {
+	n := 0
+	s.tokens.Range(func(_, _ any) bool { n++; return true })
+	return n
+}
+
+func (s *Store) loadTokens() error {
+	return s.iterate([]byte{pfxToken}, func(k, v []byte) error {
+		var t Token
+		if err := json.Unmarshal(v, &t); err != nil {
+			return fmt.Errorf("%w: token record: %v", ErrCorrupt, err)
+		}
+		s.tokens.Store(string(k[1:]), t)
+		return nil
+	})
+}

@@ -1,0 +1,41 @@
+package engine
+
+import "time"
+
+// Provenance records where a triplet came from. All fields are optional.
+type Provenance struct {
+	ObservationID string    `json:"observationId,omitempty"`
+	SessionID     string    `json:"sessionId,omitempty"`
+	Timestamp     time.Time `json:"timestamp,omitzero"`
+}
+
+// TripletInput is one triplet as an extractor sends it (API.md "Graph: import").
+// Only Source, Relationship and Target are required. It is the wire shape of
+// the JSON, NDJSON, TSV and CSV importers and of the export format.
+type TripletInput struct {
+	Source       string `json:"source"`
+	Relationship string `json:"relationship"`
+	Target       string `json:"target"`
+
+	SourceType        string `json:"sourceType,omitempty"`
+	TargetType        string `json:"targetType,omitempty"`
+	SourceDescription string `json:"sourceDescription,omitempty"`
+	TargetDescription string `json:"targetDescription,omitempty"`
+
+	// Weight, when set, is the edge weight in [0,1]; nil means "keep the
+	// current weight" (0.5 for a new edge).
+	Weight     *float64    `json:"weight,omitempty"`
+	Provenance *Provenance `json:"provenance,omitempty"`
+
+	// SourceVector / TargetVector replace the built-in embedding of that
+	// node; their length must equal the store's dimension.
+	SourceVector []float32 `json:"sourceVector,omitempty"`
+	TargetVector []float32 `json:"targetVector,omitempty"`
+
+	// SourceProjectID / TargetProjectID place an endpoint in another project
+	// of the same org; TargetOrgID places the target in another org
+	// (operators only).
+	SourceProjectID string `json:"sourceProjectId,omitempty"`
+	TargetProjectID string `json:"targetProjectId,omitempty"`
+	TargetOrgID     string `json:"targetOrgId,omitempty"`
+}

@@ -1,0 +1,183 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits bound the fields of a write. Zero fields take the defaults of
+// API.md ("Conventions").
+type Limits struct {
+	MaxNameBytes        int // default 1024
+	MaxRelBytes         int // default 128
+	MaxTypeBytes        int // default 256
+	MaxDescriptionBytes int // default 16384
+	MaxBatch            int // triplets per Import call, default 1,000,000
+}
+
+func (l *Limits) withDefaults() Limits {
+	d := *l
+	if d.MaxNameBytes <= 0 {
+		d.MaxNameBytes = 1024
+	}
+	if d.MaxRelBytes <= 0 {
+		d.MaxRelBytes = 128
+	}
+	if d.MaxTypeBytes <= 0 {
+		d.MaxTypeBytes = 256
+	}
+	if d.MaxDescriptionBytes <= 0 {
+		d.MaxDescriptionBytes = 16384
+	}
+	if d.MaxBatch <= 0 {
+		d.MaxBatch = 1_000_000
+	}
+	return d
+}
+
+var (
+	errEmptyName   = errors.New("is empty or whitespace")
+	errInvalidUTF8 = errors.New("is not valid UTF-8")
+)
+
+// ValidateID checks an org, project, agent or session id: 1 to 128 bytes of
+// [A-Za-z0-9_.:-]. Ids appear in keys, Cedar entity ids and URLs, so they are
+// kept to a conservative alphabet.
+func ValidateID(id string) error {
+	if id == "" || len(id) > 128 {
+		return fmt.Errorf("%w: id must be 1 to 128 bytes", ErrInvalidInput)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == ':' || c == '-') {
+			return fmt.Errorf("%w: id %q may only hold letters, digits, '_', '.', ':' and '-'", ErrInvalidInput, id)
+		}
+	}
+	return nil
+}
+
+// ValidateTriplet trims and checks t in place against lim and dim (0 = no
+// vectors allowed to be checked against a dimension). The error names the
+// field.
+func ValidateTriplet(t *TripletInput, lim Limits, dim int) error {
+	lim = lim.withDefaults()
+	var err error
+	if t.Source, err = checkName(t.Source, lim.MaxNameBytes); err != nil {
+		return fmt.Errorf("source %w", err)
+	}
+	if t.Target, err = checkName(t.Target, lim.MaxNameBytes); err != nil {
+		return fmt.Errorf("target %w", err)
+	}
+	rel := strings.TrimSpace(t.Relationship)
+	switch {
+	case rel == "":
+		return errors.New("relationship is empty")
+	case !utf8.ValidString(rel):
+		return fmt.Errorf("relationship %w", errInvalidUTF8)
+	case len(rel) > lim.MaxRelBytes:
+		return fmt.Errorf("relationship is %d bytes, over the limit of %d", len(rel), lim.MaxRelBytes)
+	case hasControl(rel):
+		return errors.New("relationship contains a control character (newline, tab, ...)")
+	case NormalizeRelationship(rel) == "":
+		return errors.New("relationship has no letters or digits")
+	}
+	t.Relationship = rel
+	if err := checkText("sourceType", t.SourceType, lim.MaxTypeBytes); err != nil {
+		return err
+	}
+	if err := checkText("targetType", t.TargetType, lim.MaxTypeBytes); err != nil {
+		return err
+	}
+	if err := checkText("sourceDescription", t.SourceDescription, lim.MaxDescriptionBytes); err != nil {
+		return err
+	}
+	if err := checkText("targetDescription", t.TargetDescription, lim.MaxDescriptionBytes); err != nil {
+		return err
+	}
+	if t.Weight != nil {
+		w := *t.Weight
+		if math.IsNaN(w) || w < 0 || w > 1 {
+			return fmt.Errorf("weight %v is outside [0,1]", w)
+		}
+	}
+	if err := checkVector("sourceVector", t.SourceVector, dim); err != nil {
+		return err
+	}
+	if err := checkVector("targetVector", t.TargetVector, dim); err != nil {
+		return err
+	}
+	for _, f := range [...]struct{ name, v string }{
+		{"sourceProjectId", t.SourceProjectID}, {"targetProjectId", t.TargetProjectID}, {"targetOrgId", t.TargetOrgID},
+	} {
+		if f.v != "" {
+			if err := ValidateID(f.v); err != nil {
+				return fmt.Errorf("%s: %w", f.name, err)
+			}
+		}
+	}
+	if p := t.Provenance; p != nil {
+		if err := checkText("provenance.observationId", p.ObservationID, 256); err != nil {
+			return err
+		}
+		if err := checkText("provenance.sessionId", p.SessionID, 256); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkName(s string, max int) (string, error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return s, errEmptyName
+	case !utf8.ValidString(s):
+		return s, errInvalidUTF8
+	case len(s) > max:
+		return s, fmt.Errorf("is %d bytes, over the limit of %d", len(s), max)
+	}
+	return s, nil
+}
+
+func checkText(field, s string, max int) error {
+	switch {
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%s %w", field, errInvalidUTF8)
+	case len(s) > max:
+		return fmt.Errorf("%s is %d bytes, over the limit of %d", field, len(s), max)
+	}
+	return nil
+}
+
+func checkVector(field string, v []float32, dim int) error {
+	if v == nil {
+		return nil
+	}
+	if len(v) != dim {
+		return fmt.Errorf("%s has %d dimensions, the store has %d: %w", field, len(v), dim, ErrDimensionMismatch)
+	}
+	var norm float64
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("%s holds a non-finite value", field)
+		}
+		norm += float64(x) * float64(x)
+	}
+	if norm == 0 {
+		return fmt.Errorf("%s is the zero vector", field)
+	}
+	return nil
+}
+
+func hasControl(s string) bool {
+	for _, r := range s {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return true
+		}
+	}
+	return false
+}

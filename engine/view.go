@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// View is a read-only, consistent view of the graph, valid only inside the
+// Store.View callback that handed it out. Bitmaps it returns are the
+// store's own: never modify them, never keep them past the callback.
+type View struct{ g *graph }
+
+// EdgeInfo is an edge's in-memory state.
+type EdgeInfo struct {
+	Src, Dst, Rel uint32
+	Weight        float64
+}
+
+// NodeCap is one more than the highest dense node id ever assigned; dense
+// ids range over [0, NodeCap).
+func (v *View) NodeCap() int { return len(v.g.nodes) }
+
+// EdgeCap is one more than the highest edge id ever assigned.
+func (v *View) EdgeCap() int { return len(v.g.edges) }
+
+// NodeCount and EdgeCount are the live totals of the whole store.
+func (v *View) NodeCount() int { return v.g.liveNodes }
+func (v *View) EdgeCount() int { return v.g.liveEdges }
+
+// Live reports whether dense id n is a live node.
+func (v *View) Live(n uint32) bool { return int(n) < len(v.g.nodes) && v.g.nodes[n].live }
+
+// Out and In return node n's outgoing and incoming edge ids (nil if none).
+func (v *View) Out(n uint32) *roaring.Bitmap { return v.g.out[n] }
+func (v *View) In(n uint32) *roaring.Bitmap  { return v.g.in[n] }
+
+// Degree is the number of edges incident to n (a self-loop counts twice).
+func (v *View) Degree(n uint32) int {
+	d := 0
+	if b := v.g.out[n]; b != nil {
+		d += int(b.GetCardinality())
+	}
+	if b := v.g.in[n]; b != nil {
+		d += int(b.GetCardinality())
+	}
+	return d
+}
+
+// Edge returns edge e's endpoints, relationship id and weight.
+func (v *View) Edge(e uint32) EdgeInfo {
+	r := &v.g.edges[e]
+	return EdgeInfo{Src: r.src, Dst: r.dst, Rel: r.rel, Weight: r.weight}
+}
+
+// EdgeLive reports whether e is a live edge.
+func (v *View) EdgeLive(e uint32) bool { return int(e) < len(v.g.edges) && v.g.edges[e].live }
+
+// NodeWeight is node n's EMA weight.
+func (v *View) NodeWeight(n uint32) float64 { return v.g.nodes[n].weight }
+
+// NodeName is node n's display name.
+func (v *View) NodeName(n uint32) string { return v.g.nodes[n].name }
+
+// NodeType is node n's type ("" if none).
+func (v *View) NodeType(n uint32) string { return v.g.nodes[n].typ }
+
+// NodeID is node n's external id (a UUID string; allocates).
+func (v *View) NodeID(n uint32) string { return v.g.nodes[n].uuid.String() }
+
+// NodeTenant is the (org, project) node n belongs to.
+func (v *View) NodeTenant(n uint32) Tenant { return v.g.tenants[v.g.nodes[n].tenant] }
+
+// RelName is the normalised name of relationship id r.
+func (v *View) RelName(r uint32) string { return v.g.rels[r] }
+
+// RelID looks up a normalised relationship name.
+func (v *View) RelID(name string) (uint32, bool) {
+	id, ok := v.g.relIndex[name]
+	return id, ok
+}
+
+// RelEdges is the bitmap of live edges with relationship r.
+func (v *View) RelEdges(r uint32) *roaring.Bitmap { return v.g.relEdges[r] }
+
+// ScopeNodes returns the live nodes of a project, or of the whole org when
+// t.Project is "". The result may be nil (no such scope).
+func (v *View) ScopeNodes(t Tenant) *roaring.Bitmap {
+	if t.Project == "" {
+		return v.g.orgNodes[t.Org]
+	}
+	if id, ok := v.g.tenantIndex[t]; ok {
+		return v.g.projNodes[id]
+	}
+	return nil
+}
+
+// ProjectEdges returns the live edges imported into project t (nil if none).
+func (v *View) ProjectEdges(t Tenant) *roaring.Bitmap {
+	if id, ok := v.g.tenantIndex[t]; ok {
+		return v.g.projEdges[id]
+	}
+	return nil
+}
+
+// Lookup finds the node called name (any surface form that normalises the
+// same) in project t.
+func (v *View) Lookup(t Tenant, name string) (uint32, bool) {
+	tid, ok := v.g.tenantIndex[t]
+	if !ok {
+		return 0, false
+	}
+	id, ok := v.g.byName[nameKey{tid, NormalizeName(name)}]
+	return id, ok
+}
+
+// NodeByID resolves an external node id.
+func (v *View) NodeByID(id string) (uint32, bool) {
+	u, err := parseUUID(id)
+	if err != nil {
+		return 0, false
+	}
+	n, ok := v.g.byUUID[u]
+	return n, ok
+}
+
+// Node returns node n's in-memory fields (no description: see Store.Node).
+func (v *View) Node(n uint32) Node {
+	r := &v.g.nodes[n]
+	t := v.g.tenants[r.tenant]
+	return Node{ID: r.uuid.String(), Dense: n, OrgID: t.Org, ProjectID: t.Project, Name: r.name,
+		Aliases: append([]string(nil), r.aliases...), Type: r.typ, Weight: r.weight,
+		CreatedAt: unixTime(r.created), UpdatedAt: unixTime(r.updated)}
+}
