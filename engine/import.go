@@ -140,10 +140,10 @@ type batch struct {
 }
 
 type pnode struct {
-	id      uint32
-	rec     nodeRec
-	desc    string
-	descSet bool // desc must be written (new node or changed description)
+	id       uint32
+	rec      nodeRec
+	desc     string
+	descSet  bool // desc must be written (new node or changed description)
 	vec      []float32
 	isNew    bool
 	dirty    bool // record must be written

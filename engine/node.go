@@ -9,8 +9,8 @@ import (
 
 // Node is an entity of a project's graph as callers see it.
 type Node struct {
-	ID          string    `json:"id"`    // stable external id (UUID)
-	Dense       uint32    `json:"-"`     // internal id, for bitmaps and indexes
+	ID          string    `json:"id"` // stable external id (UUID)
+	Dense       uint32    `json:"-"`  // internal id, for bitmaps and indexes
 	OrgID       string    `json:"orgId"`
 	ProjectID   string    `json:"projectId"`
 	Name        string    `json:"name"`

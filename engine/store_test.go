@@ -59,7 +59,7 @@ func TestImportFieldsWeightsProvenance(t *testing.T) {
 	ts := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 	in := TripletInput{Source: "AuthService", Relationship: "depends_on", Target: "PostgresDB",
 		SourceType: "service", TargetType: "database", SourceDescription: "Issues tokens.", Weight: f64(0.7),
-		Provenance: &Provenance{ObservationID: "obs_1", SessionID: "ses_1", Timestamp: ts},
+		Provenance:   &Provenance{ObservationID: "obs_1", SessionID: "ses_1", Timestamp: ts},
 		SourceVector: []float32{1, 0, 0}}
 	mustImport(t, s, tenA, in)
 	in2 := tr("AuthService", "depends_on", "PostgresDB")
@@ -228,7 +228,7 @@ func TestImportRejectsBadInputAtomically(t *testing.T) {
 	if _, err := s.Import(context.Background(), Tenant{Org: "bad org", Project: "p"}, good(), ImportOptions{}); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("bad org id: %v", err)
 	}
-	if after, _ := s.Stats(tenA); (after.Nodes != before.Nodes || after.Triplets != before.Triplets) {
+	if after, _ := s.Stats(tenA); after.Nodes != before.Nodes || after.Triplets != before.Triplets {
 		t.Fatalf("store changed: %+v -> %+v", before, after)
 	}
 	// Operators may link across orgs.
