@@ -409,3 +409,41 @@ func TestTokens(t *testing.T) {
 		t.Fatal("token stored in clear")
 	}
 }
+
+func TestTopEdges(t *testing.T) {
+	s, _ := openTest(t, nil)
+	var in []TripletInput
+	for i := range 200 {
+		x := tr("Hub", "calls", fmt.Sprintf("N%03d", i))
+		if i%2 == 1 {
+			x = tr(fmt.Sprintf("N%03d", i), "calls", "Hub")
+		}
+		x.Weight = f64(float64(i%17) / 16)
+		in = append(in, x)
+	}
+	loop := tr("Hub", "calls", "Hub")
+	loop.Weight = f64(1)
+	in = append(in, loop)
+	mustImport(t, s, tenA, in...)
+	_ = s.View(func(v *View) error {
+		hub, _ := v.Lookup(tenA, "hub")
+		all := v.TopEdges(nil, hub, 0)
+		if len(all) != 201 {
+			t.Fatalf("incident edges: %d", len(all))
+		}
+		for _, limit := range []int{1, 5, 64, 200, 201, 500} {
+			got := v.TopEdges(nil, hub, limit)
+			want := all[:min(limit, len(all))]
+			if !slices.Equal(got, want) {
+				t.Fatalf("limit %d: got %v want %v", limit, got, want)
+			}
+		}
+		for i := 1; i < len(all); i++ {
+			a, b := v.Edge(all[i-1]), v.Edge(all[i])
+			if a.Weight < b.Weight || (a.Weight == b.Weight && all[i-1] > all[i]) {
+				t.Fatalf("order broken at %d", i)
+			}
+		}
+		return nil
+	})
+}

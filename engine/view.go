@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"slices"
+
 	"github.com/RoaringBitmap/roaring/v2"
 )
 
@@ -129,4 +131,103 @@ func (v *View) Node(n uint32) Node {
 	return Node{ID: r.uuid.String(), Dense: n, OrgID: t.Org, ProjectID: t.Project, Name: r.name,
 		Aliases: append([]string(nil), r.aliases...), Type: r.typ, Weight: r.weight,
 		CreatedAt: unixTime(r.created), UpdatedAt: unixTime(r.updated)}
+}
+
+// TopEdges appends to dst[:0] node n's live incident edges (outgoing and
+// incoming; a self-loop once), highest weight first, ties by lower edge id,
+// at most limit of them (all when limit <= 0). It caps hubs: the expansion
+// of a node with thousands of edges looks at its strongest few only.
+func (v *View) TopEdges(dst []uint32, n uint32, limit int) []uint32 {
+	dst = dst[:0]
+	g := v.g
+	out, in := g.out[n], g.in[n]
+	if out != nil {
+		dst = appendBitmap(dst, out)
+	}
+	if in != nil {
+		mark := len(dst)
+		dst = appendBitmap(dst, in)
+		if out != nil {
+			// Drop self-loops, already listed as outgoing.
+			w := mark
+			for _, e := range dst[mark:] {
+				if g.edges[e].src != n {
+					dst[w] = e
+					w++
+				}
+			}
+			dst = dst[:w]
+		}
+	}
+	less := func(a, b uint32) int {
+		wa, wb := g.edges[a].weight, g.edges[b].weight
+		switch {
+		case wa > wb:
+			return -1
+		case wa < wb:
+			return 1
+		case a < b:
+			return -1
+		case a > b:
+			return 1
+		}
+		return 0
+	}
+	if limit > 0 && len(dst) > limit {
+		selectTop(dst, limit, less)
+		dst = dst[:limit]
+	}
+	slices.SortFunc(dst, less)
+	return dst
+}
+
+func appendBitmap(dst []uint32, b *roaring.Bitmap) []uint32 {
+	n := int(b.GetCardinality())
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	tail := dst[start:]
+	b.ToExistingArray(&tail)
+	return dst
+}
+
+// selectTop reorders a so that its k smallest elements under cmp come first
+// (in no particular order): quickselect, linear on average.
+func selectTop(a []uint32, k int, cmp func(a, b uint32) int) {
+	lo, hi := 0, len(a)-1
+	for lo < hi {
+		// Median of three as pivot keeps sorted inputs linear.
+		mid := lo + (hi-lo)/2
+		if cmp(a[mid], a[lo]) < 0 {
+			a[mid], a[lo] = a[lo], a[mid]
+		}
+		if cmp(a[hi], a[lo]) < 0 {
+			a[hi], a[lo] = a[lo], a[hi]
+		}
+		if cmp(a[hi], a[mid]) < 0 {
+			a[hi], a[mid] = a[mid], a[hi]
+		}
+		p := a[mid]
+		i, j := lo, hi
+		for i <= j {
+			for cmp(a[i], p) < 0 {
+				i++
+			}
+			for cmp(p, a[j]) < 0 {
+				j--
+			}
+			if i <= j {
+				a[i], a[j] = a[j], a[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }

@@ -14,6 +14,10 @@ type ReaderOptions struct {
 	// (all its physical lines), a JSON array element. Zero means
 	// DefaultMaxLineBytes.
 	MaxLineBytes int
+
+	// bufSize overrides the read buffer size so that tests and fuzzing
+	// reach the long-line paths with small inputs.
+	bufSize int
 }
 
 // Validate reports whether o is usable: no field may be negative.
@@ -35,6 +39,9 @@ func (o *ReaderOptions) withDefaults() ReaderOptions {
 	}
 	if r.MaxLineBytes == 0 {
 		r.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if r.bufSize == 0 {
+		r.bufSize = bufSize
 	}
 	return r
 }

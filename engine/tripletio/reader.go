@@ -70,7 +70,7 @@ func NewReaderWithOptions(r io.Reader, f Format, opts *ReaderOptions) (*Reader, 
 	}
 	rd := &Reader{format: f, opts: opts.withDefaults()}
 
-	br := bufio.NewReaderSize(r, bufSize)
+	br := bufio.NewReaderSize(r, rd.opts.bufSize)
 	magic, err := br.Peek(2)
 	if err != nil && err != io.EOF {
 		return nil, fmt.Errorf("tripletio: read: %w", err)
@@ -80,7 +80,7 @@ func NewReaderWithOptions(r io.Reader, f Format, opts *ReaderOptions) (*Reader, 
 		if err != nil {
 			return nil, fmt.Errorf("tripletio: gzip: %w", err)
 		}
-		br = bufio.NewReaderSize(gz, bufSize)
+		br = bufio.NewReaderSize(gz, rd.opts.bufSize)
 	}
 	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
 		br.Discard(3)
