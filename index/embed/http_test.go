@@ -427,3 +427,59 @@ func TestParseRetryAfter(t *testing.T) {
 		t.Errorf("past date -> %v", d)
 	}
 }
+
+func TestHTTPConcurrent(t *testing.T) {
+	_, srv := newFake(t, 4)
+	e := newHTTP(t, HTTPOptions{BaseURL: srv.URL, Dim: 4, BatchSize: 3})
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Go(func() {
+			texts := []string{"a", strings.Repeat("b", g+1), "ccc", "dd", "e"}
+			vs, err := e.Embed(context.Background(), texts)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for i, s := range texts {
+				want := fakeVector(s, 4)
+				Normalize(want)
+				if math.Abs(float64(vs[i][3]-want[3])) > 1e-6 {
+					t.Errorf("goroutine %d text %d: wrong vector", g, i)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// FuzzHTTPDecode feeds arbitrary bodies to the response and error-body
+// parsers: they must return a vector set or an error, never panic.
+func FuzzHTTPDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"data":[{"index":0,"embedding":[1,2,3,4]},{"index":1,"embedding":[0,0,0,1]}]}`,
+		`{"data":[{"index":-1,"embedding":[1,2,3,4]}]}`,
+		`{"data":[{"embedding":[1e39,2,3,4]}]}`,
+		`{"error":{"message":"x"}}`, `{"detail":[1]}`, `null`, ``, `[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	e, err := NewHTTP(HTTPOptions{BaseURL: "http://localhost", Model: "m", Dim: 4})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		_ = errorMessage(body)
+		vs, err := e.decode(body, 2)
+		if err != nil {
+			return
+		}
+		if len(vs) != 2 {
+			t.Fatalf("%d vectors without error", len(vs))
+		}
+		for _, v := range vs {
+			if n := norm(v); len(v) != 4 || math.Abs(n-1) > 1e-5 {
+				t.Fatalf("bad vector %v", v)
+			}
+		}
+	})
+}
