@@ -31,27 +31,57 @@ func (r *Reader) nextJSONL(t *engine.TripletInput) error {
 
 // decodeLine decodes exactly one JSON object from line into t.
 //
-// A fresh json.Decoder per line is the price of DisallowUnknownFields
-// (json.Unmarshal has no such option); it costs two small allocations next
-// to the reflection decode itself, and keeps one bad line from affecting the
-// next, which a decoder shared across lines would not.
+// json.Unmarshal has no DisallowUnknownFields, and a json.Decoder per line
+// costs about a kilobyte of allocation, so one Decoder is kept across lines
+// and fed by lineFeeder, which hands it the current line and then io.EOF.
+// A value cut short by the end of its line therefore fails instead of
+// running into the next line. Any error may leave the decoder with sticky
+// state or unread bytes, so it is dropped and the next line gets a new one.
 func (r *Reader) decodeLine(line []byte, t *engine.TripletInput) error {
-	r.bytesR.Reset(line)
-	dec := json.NewDecoder(&r.bytesR)
-	dec.DisallowUnknownFields()
-	p := t
-	// Decoding into a pointer to t's pointer makes a JSON null set p to
+	if r.jdec == nil {
+		r.jdec = json.NewDecoder(&r.feed)
+		r.jdec.DisallowUnknownFields()
+		r.fedBase = 0
+	} else {
+		r.fedBase += int64(r.feed.off)
+	}
+	r.feed.line, r.feed.off = line, 0
+	// Decoding into a pointer to t's pointer makes a JSON null set it to
 	// nil, which is how a null line is told apart from an empty object.
-	if err := dec.Decode(&p); err != nil {
+	r.p = t
+	err := r.jdec.Decode(&r.p)
+	// The decoder has consumed everything fed before this line (white
+	// space at most, else it would have failed) plus a prefix of it; the
+	// rest of the line, buffered in the decoder or not, must be blank.
+	if err == nil && !isSpaceBytes(line[r.jdec.InputOffset()-r.fedBase:]) {
+		err = detail(ErrSyntax, "invalid JSON: unexpected data after the object")
+	}
+	if err != nil {
+		r.jdec = nil
+		if _, ok := err.(*detailError); ok {
+			return err
+		}
 		return jsonError(err)
 	}
-	if !isSpaceBytes(line[dec.InputOffset():]) {
-		return detail(ErrSyntax, "invalid JSON: unexpected data after the object")
-	}
-	if p == nil {
+	if r.p == nil {
 		return detail(ErrSyntax, "expected a JSON object, got null")
 	}
 	return checkRequired(t)
+}
+
+// lineFeeder is the io.Reader under the JSONL decoder: one line, then EOF.
+type lineFeeder struct {
+	line []byte
+	off  int
+}
+
+func (f *lineFeeder) Read(p []byte) (int, error) {
+	if f.off >= len(f.line) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.line[f.off:])
+	f.off += n
+	return n, nil
 }
 
 // nextJSON decodes the next element of the top-level array.
@@ -78,8 +108,8 @@ func (r *Reader) nextJSON(t *engine.TripletInput) error {
 
 	r.line++
 	start := r.dec.InputOffset()
-	p := t
-	err := r.dec.Decode(&p)
+	r.p = t // see decodeLine; a field, so that &r.p does not allocate
+	err := r.dec.Decode(&r.p)
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF // "[{...}," ends where an element should be
 	}
@@ -96,7 +126,7 @@ func (r *Reader) nextJSON(t *engine.TripletInput) error {
 	if size := r.dec.InputOffset() - start; size > int64(r.opts.MaxLineBytes) {
 		return r.fail(r.line, detail(ErrLineTooLong, fmt.Sprintf("array element longer than %d bytes", r.opts.MaxLineBytes)), false)
 	}
-	if p == nil {
+	if r.p == nil {
 		return r.fail(r.line, detail(ErrSyntax, "expected a JSON object, got null"), false)
 	}
 	if err := checkRequired(t); err != nil {

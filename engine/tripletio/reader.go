@@ -41,9 +41,13 @@ type Reader struct {
 	err error
 
 	// Scratch reused across records.
-	bytesR bytes.Reader // JSONL: the current line
-	rec    []byte       // CSV: unquoted field bytes of the current record
-	ends   []int        // CSV: end offset of each field in rec
+	jdec *json.Decoder        // JSONL: reused across lines, see decodeLine
+	feed lineFeeder           // JSONL: the reader under jdec
+	p    *engine.TripletInput // JSON, JSONL: decode target, see decodeLine
+	rec  []byte               // CSV: unquoted field bytes of the current record
+	ends []int                // CSV: end offset of each field in rec
+	// fedBase counts the bytes fed to jdec before the current line.
+	fedBase int64
 }
 
 // NewReader returns a Reader decoding r in format f with default options.
