@@ -1,0 +1,170 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/index/embed"
+	"github.com/kgctx/kgctx/index/fuse"
+)
+
+var ten = engine.Tenant{Org: "org_a", Project: "proj_1"}
+
+type fixture struct {
+	dir    string
+	closed bool
+	emb    embed.Embedder
+	st  *engine.Store
+	ix  *Index
+}
+
+func open(t testing.TB, dir string) *fixture {
+	t.Helper()
+	emb, err := embed.NewLexical(embed.LexicalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := engine.Open(filepath.Join(dir, "store"), &engine.Options{Vectorizer: NewVectorizer(emb)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(context.Background(), st, emb, Options{TextDir: filepath.Join(dir, "text")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{dir: dir, emb: emb, st: st, ix: ix}
+	t.Cleanup(func() { f.close(t) })
+	return f
+}
+
+func (f *fixture) close(t testing.TB) {
+	if f.closed {
+		return
+	}
+	f.closed = true
+	if err := f.st.Check(); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+	f.ix.Close()
+	f.st.Close()
+}
+
+func (f *fixture) search(t testing.TB, q string, k int) []string {
+	t.Helper()
+	var names []string
+	err := f.st.View(func(v *engine.View) error {
+		hits, _, err := f.ix.Search(context.Background(), nil, Query{Text: q, Org: ten.Org, Project: ten.Project, Allow: v.ScopeNodes(ten), K: k})
+		for _, h := range hits {
+			names = append(names, v.NodeName(h.ID))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+func TestSearchFindsImportedNodes(t *testing.T) {
+	f := open(t, t.TempDir())
+	ctx := context.Background()
+	_, err := f.st.Import(ctx, ten, []engine.TripletInput{
+		{Source: "AuthMiddleware", Relationship: "calls", Target: "TokenValidator", SourceDescription: "Checks bearer tokens on every request."},
+		{Source: "PaymentsService", Relationship: "depends_on", Target: "PostgresDB"},
+		{Source: "InvoiceParser", Relationship: "calls", Target: "PostgresDB"},
+	}, engine.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := engine.Tenant{Org: "org_b", Project: "proj_1"}
+	if _, err := f.st.Import(ctx, other, []engine.TripletInput{{Source: "AuthMiddleware", Relationship: "calls", Target: "Secret"}}, engine.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.search(t, "fix null pointer in auth middleware", 3)
+	if len(got) == 0 || got[0] != "AuthMiddleware" {
+		t.Fatalf("seeds %q", got)
+	}
+	for _, n := range got {
+		if n == "Secret" {
+			t.Fatal("other org's node seeded")
+		}
+	}
+	var scores []fuse.Ranked
+	_ = f.st.View(func(v *engine.View) error {
+		scores, _, _ = f.ix.Search(ctx, nil, Query{Text: "bearer tokens", Org: ten.Org, Project: ten.Project, Allow: v.ScopeNodes(ten), K: 5})
+		return nil
+	})
+	if len(scores) == 0 || scores[0].Score != 1 {
+		t.Fatalf("scores not normalised: %+v", scores)
+	}
+	if got := f.search(t, "zzzz qqqq", 5); len(got) != 0 {
+		t.Fatalf("nonsense query seeded %q", got)
+	}
+	// Delete cascades to both indexes.
+	ts, _ := f.st.QueryTriplets(ten, engine.TripletQuery{Subject: "AuthMiddleware"})
+	if err := f.st.DeleteNode(ctx, ten, ts[0].SourceNodeID); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range f.search(t, "auth middleware bearer tokens", 5) {
+		if n == "AuthMiddleware" {
+			t.Fatal("deleted node still found")
+		}
+	}
+	if f.ix.vec.Contains(ts[0].Src) {
+		t.Fatal("deleted node still in HNSW")
+	}
+	if err := f.ix.vec.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReopenDoesNotRebuild(t *testing.T) {
+	dir := t.TempDir()
+	f := open(t, dir)
+	ctx := context.Background()
+	var in []engine.TripletInput
+	for i := range 500 {
+		in = append(in, engine.TripletInput{Source: fmt.Sprintf("Service%d", i), Relationship: "calls", Target: fmt.Sprintf("Handler%d", i%50)})
+	}
+	if _, err := f.st.Import(ctx, ten, in, engine.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := f.search(t, "Service42 handler", 5)
+	n := f.ix.Len()
+	wm := f.ix.Watermark()
+	f.close(t)
+
+	g := open(t, dir)
+	if g.ix.Len() != n || g.ix.Watermark() != wm {
+		t.Fatalf("reopen: %d vectors (want %d), watermark %d (want %d)", g.ix.Len(), n, g.ix.Watermark(), wm)
+	}
+	after := g.search(t, "Service42 handler", 5)
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Fatalf("results changed across reopen: %q vs %q", before, after)
+	}
+}
+
+// TestReplayAfterMissedApply simulates a crash between the store's commit
+// and the index update: the change is replayed at the next Open.
+func TestReplayAfterMissedApply(t *testing.T) {
+	dir := t.TempDir()
+	f := open(t, dir)
+	ctx := context.Background()
+	if _, err := f.st.Import(ctx, ten, []engine.TripletInput{{Source: "Alpha", Relationship: "calls", Target: "Beta"}}, engine.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Close the indexes first: the store's later writes cannot reach them.
+	f.ix.Close()
+	if _, err := f.st.Import(ctx, ten, []engine.TripletInput{{Source: "GammaRay", Relationship: "calls", Target: "Beta"}}, engine.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.st.Close()
+	f.closed = true
+	g := open(t, dir)
+	if got := g.search(t, "gamma ray", 1); len(got) != 1 || got[0] != "GammaRay" {
+		t.Fatalf("missed write not replayed: %q", got)
+	}
+}
