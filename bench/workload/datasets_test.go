@@ -1,0 +1,73 @@
+package workload
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestFindDatasetsWalksUp(t *testing.T) {
+	t.Setenv(EnvDatasets, "")
+	root := t.TempDir()
+	want := filepath.Join(root, "shared", "datasets")
+	deep := filepath.Join(root, "main", "bench", "workload")
+	for _, d := range []string{want, deep} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, start := range []string{deep, filepath.Join(root, "main"), root} {
+		got, err := FindDatasets(start)
+		if err != nil || got != want {
+			t.Errorf("FindDatasets(%s) = %q, %v; want %q", start, got, err, want)
+		}
+	}
+}
+
+func TestFindDatasetsEnv(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(EnvDatasets, dir)
+	got, err := FindDatasets(t.TempDir())
+	if err != nil || got != dir {
+		t.Errorf("with %s=%s: got %q, %v", EnvDatasets, dir, got, err)
+	}
+	t.Setenv(EnvDatasets, filepath.Join(dir, "missing"))
+	if _, err := FindDatasets(""); !errors.Is(err, ErrDatasetsNotFound) {
+		t.Errorf("missing env dir: err = %v, want ErrDatasetsNotFound", err)
+	}
+}
+
+func TestFindDatasetsNotFound(t *testing.T) {
+	t.Setenv(EnvDatasets, "")
+	// A temp dir normally has no shared/datasets above it; skip if the
+	// machine happens to have one at /shared/datasets or similar.
+	start := t.TempDir()
+	got, err := FindDatasets(start)
+	if err == nil {
+		t.Skipf("found %s above %s; cannot test the negative case here", got, start)
+	}
+	if !errors.Is(err, ErrDatasetsNotFound) {
+		t.Errorf("err = %v, want ErrDatasetsNotFound", err)
+	}
+}
+
+func TestNormKey(t *testing.T) {
+	cases := map[string]string{
+		"Washington County":      "washington county",
+		"  washington__county  ": "washington county",
+		"Washington - County":    "washington county",
+		"pkg/payments-api/retry": "pkg/payments api/retry",
+		"ParseInvoiceLine":       "parseinvoiceline",
+		"\u212Aelvin":            "kelvin", // Kelvin sign folds with k
+		"Schleswig-Holstein\t":   "schleswig holstein",
+	}
+	for in, want := range cases {
+		if got, w := normKey(in), normKey(want); got != w {
+			t.Errorf("normKey(%q) = %q, want %q", in, got, w)
+		}
+	}
+	if normKey("a b") == normKey("ab") {
+		t.Error("spaces must not be removed, only folded")
+	}
+}
