@@ -17,8 +17,8 @@ type fixture struct {
 	dir    string
 	closed bool
 	emb    embed.Embedder
-	st  *engine.Store
-	ix  *Index
+	st     *engine.Store
+	ix     *Index
 }
 
 func open(t testing.TB, dir string) *fixture {

@@ -1,0 +1,262 @@
+package compose
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/index"
+	"github.com/kgctx/kgctx/index/fuse"
+	"github.com/kgctx/kgctx/policy"
+	"github.com/kgctx/kgctx/traverse"
+)
+
+// GraphHeader starts every non-empty graph block.
+const GraphHeader = "## Knowledge Graph Triplets"
+
+// Request limits (API.md "Graph context block").
+const (
+	DefaultBudgetTokens = 500
+	MaxBudgetTokens     = 32000
+	DefaultTopK         = 10
+	MaxTopK             = 100
+	DefaultDepth        = 2
+)
+
+// Composer builds blocks from a store, its seed index and a PEP.
+type Composer struct {
+	Store *engine.Store
+	Index *index.Index
+	PEP   *policy.PEP
+	// Expand holds the walk's caps and decay (MaxFanout, MaxVisited,
+	// HopDecay); Depth comes from each request.
+	Expand traverse.Options
+	Logger *slog.Logger
+
+	pool sync.Pool // *graphScratch
+}
+
+// GraphRequest is buildGraphContextBlock's input.
+type GraphRequest struct {
+	Identity  policy.Identity
+	SessionID string
+	// Scope is the (org, project) searched; Project "" is org-wide.
+	Scope        engine.Tenant
+	QueryText    string
+	BudgetTokens int // 1..32000
+	TopK         int // 1..100
+	Depth        int // 0..4
+}
+
+// Validate checks the request's ranges; the error names the field.
+func (r *GraphRequest) Validate() error {
+	switch {
+	case r.BudgetTokens < 1 || r.BudgetTokens > MaxBudgetTokens:
+		return fmt.Errorf("%w: budgetTokens %d is outside 1..%d", ErrInvalidRequest, r.BudgetTokens, MaxBudgetTokens)
+	case r.TopK < 1 || r.TopK > MaxTopK:
+		return fmt.Errorf("%w: topK %d is outside 1..%d", ErrInvalidRequest, r.TopK, MaxTopK)
+	case r.Depth < 0 || r.Depth > traverse.MaxDepth:
+		return fmt.Errorf("%w: neighborhoodDepth %d is outside 0..%d", ErrInvalidRequest, r.Depth, traverse.MaxDepth)
+	case len(r.QueryText) > index.MaxQueryBytes:
+		return fmt.Errorf("%w: queryText is %d bytes, the limit is %d", ErrInvalidRequest, len(r.QueryText), index.MaxQueryBytes)
+	case !utf8.ValidString(r.QueryText):
+		return fmt.Errorf("%w: queryText is not valid UTF-8", ErrInvalidRequest)
+	case r.Scope.Org == "":
+		return fmt.Errorf("%w: scope.orgId is required", ErrInvalidRequest)
+	}
+	return nil
+}
+
+// GraphTriplet is one triplet of a block (the references'
+// GraphContextTriplet). Entity and relationship strings are as rendered.
+type GraphTriplet struct {
+	SourceEntity   string             `json:"sourceEntity"`
+	Relationship   string             `json:"relationship"`
+	TargetEntity   string             `json:"targetEntity"`
+	RelevanceScore float64            `json:"relevanceScore"`
+	SourceNodeID   string             `json:"sourceNodeId"`
+	TargetNodeID   string             `json:"targetNodeId"`
+	Provenance     *engine.Provenance `json:"provenance,omitempty"`
+
+	Edge     uint32 `json:"-"`
+	Src, Dst uint32 `json:"-"`
+}
+
+// Timings are the stage durations of one block, in milliseconds.
+type Timings struct {
+	SeedMs   float64 `json:"seedMs"`
+	ExpandMs float64 `json:"expandMs"`
+	PolicyMs float64 `json:"policyMs"`
+	RenderMs float64 `json:"renderMs"`
+}
+
+// GraphBlock is buildGraphContextBlock's result.
+type GraphBlock struct {
+	Block        string         `json:"block"`
+	Triplets     []GraphTriplet `json:"triplets"`
+	ActualTokens int            `json:"actualTokens"`
+	Timings      Timings        `json:"timings"`
+	// Seeds and Candidates count the walk's inputs and outputs; Denied the
+	// candidates the PEP refused before the budget filled.
+	Seeds      int `json:"seeds"`
+	Candidates int `json:"candidates"`
+	Denied     int `json:"denied"`
+}
+
+type graphScratch struct {
+	seeds  []fuse.Ranked
+	tseeds []traverse.Seed
+	cands  []traverse.Candidate
+	buf    []byte
+	line   []byte
+}
+
+func (c *Composer) scratch() *graphScratch {
+	if sc, ok := c.pool.Get().(*graphScratch); ok {
+		return sc
+	}
+	return &graphScratch{}
+}
+
+// GraphBlock composes the graph context block for req: seed search, depth-N
+// expansion, Cedar check of both endpoints of each triplet, importance order
+// within the token budget. Nothing authorised gives an empty block. Only a
+// request out of range is an error (ErrInvalidRequest); a failing seed
+// search degrades to an empty block, logged, as the references' does.
+func (c *Composer) GraphBlock(ctx context.Context, req GraphRequest) (*GraphBlock, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	out := &GraphBlock{Triplets: []GraphTriplet{}}
+	sc := c.scratch()
+	defer c.pool.Put(sc)
+	var edges []uint32
+	err := c.Store.View(func(v *engine.View) error {
+		t0 := time.Now()
+		allow := v.ScopeNodes(req.Scope)
+		if allow == nil {
+			return nil
+		}
+		var err error
+		sc.seeds, _, err = c.Index.Search(ctx, sc.seeds, index.Query{Text: req.QueryText, Org: req.Scope.Org,
+			Project: req.Scope.Project, Allow: allow, K: req.TopK})
+		t1 := time.Now()
+		out.Timings.SeedMs = ms(t1.Sub(t0))
+		if err != nil {
+			return err
+		}
+		out.Seeds = len(sc.seeds)
+		sc.tseeds = sc.tseeds[:0]
+		for _, s := range sc.seeds {
+			sc.tseeds = append(sc.tseeds, traverse.Seed{Node: s.ID, Score: s.Score})
+		}
+		opts := c.Expand
+		opts.Depth = req.Depth
+		if req.Depth == 0 {
+			opts.Depth = traverse.DepthZero
+		}
+		sc.cands = traverse.Expand(v, sc.tseeds, opts, sc.cands)
+		t2 := time.Now()
+		out.Timings.ExpandMs = ms(t2.Sub(t1))
+		out.Candidates = len(sc.cands)
+		edges = c.render(v, req, sc, out)
+		out.Timings.RenderMs = ms(time.Since(t2)) - out.Timings.PolicyMs
+		return nil
+	})
+	if err != nil {
+		c.log().Warn("graph block degraded to empty", "err", err, "org", req.Scope.Org, "project", req.Scope.Project)
+		return &GraphBlock{Triplets: []GraphTriplet{}, Timings: out.Timings}, nil
+	}
+	if len(edges) > 0 {
+		prov, err := c.Store.EdgeProvenance(edges)
+		if err != nil {
+			c.log().Warn("read provenance", "err", err)
+		} else {
+			for i := range out.Triplets {
+				if p := prov[i]; len(p) > 0 {
+					last := p[len(p)-1]
+					out.Triplets[i].Provenance = &last
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// render walks candidates best first and fills the block. It returns the
+// edge ids of the chosen triplets.
+func (c *Composer) render(v *engine.View, req GraphRequest, sc *graphScratch, out *GraphBlock) []uint32 {
+	pr := c.PEP.NewRequest(req.Identity, policy.VerbRead)
+	defer pr.Release()
+	limit := req.BudgetTokens * 4 // code points the block may hold
+	headerRunes := utf8.RuneCountInString(GraphHeader)
+	used := headerRunes
+	const minLine = 1 + len("- x → y → z") - 4 // newline + shortest line, in code points ("→" is one)
+	if used+minLine > limit {
+		return nil
+	}
+	sc.buf = append(sc.buf[:0], GraphHeader...)
+	var edges []uint32
+	var policyTime time.Duration
+	allow := func(n uint32) bool {
+		t := time.Now()
+		ten := v.NodeTenant(n)
+		ok := pr.Allow(uint64(n), policy.Resource{Kind: policy.GraphNode, ID: v.NodeID(n), OrgID: ten.Org, ProjectID: ten.Project, Type: v.NodeType(n)})
+		policyTime += time.Since(t)
+		return ok
+	}
+	r := traverse.NewRanker(sc.cands)
+	for used+minLine <= limit {
+		cand, ok := r.Next()
+		if !ok {
+			break
+		}
+		if !allow(cand.Src) || !allow(cand.Dst) {
+			out.Denied++
+			continue
+		}
+		sc.line = append(sc.line[:0], "\n- "...)
+		srcStart := len(sc.line)
+		sc.line = AppendSanitized(sc.line, v.NodeName(cand.Src), MaxNameRunes)
+		srcEnd := len(sc.line)
+		sc.line = append(sc.line, " → "...)
+		relStart := len(sc.line)
+		sc.line = AppendSanitized(sc.line, v.RelName(cand.Rel), MaxNameRunes)
+		relEnd := len(sc.line)
+		sc.line = append(sc.line, " → "...)
+		dstStart := len(sc.line)
+		sc.line = AppendSanitized(sc.line, v.NodeName(cand.Dst), MaxNameRunes)
+		n := utf8.RuneCount(sc.line)
+		if used+n > limit {
+			continue // skip and go on: a shorter line may still fit
+		}
+		used += n
+		sc.buf = append(sc.buf, sc.line...)
+		out.Triplets = append(out.Triplets, GraphTriplet{
+			SourceEntity: string(sc.line[srcStart:srcEnd]), Relationship: string(sc.line[relStart:relEnd]),
+			TargetEntity: string(sc.line[dstStart:]), RelevanceScore: 1 - cand.Importance,
+			SourceNodeID: v.NodeID(cand.Src), TargetNodeID: v.NodeID(cand.Dst), Edge: cand.Edge, Src: cand.Src, Dst: cand.Dst,
+		})
+		edges = append(edges, cand.Edge)
+	}
+	out.Timings.PolicyMs = ms(policyTime)
+	if len(out.Triplets) == 0 {
+		return nil
+	}
+	out.Block = string(sc.buf)
+	out.ActualTokens = tokensOf(used)
+	return edges
+}
+
+func (c *Composer) log() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}
+
+func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }

@@ -1,0 +1,90 @@
+package compose
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxNameRunes caps an entity name in a block; longer names end in "…".
+const MaxNameRunes = 120
+
+// Sanitize makes untrusted text (entity names, relationships, observation
+// text) safe to place inside one line of a markdown block: control and
+// format characters (including bidi overrides and zero-width characters)
+// are dropped, every run of whitespace, newlines and line or paragraph
+// separators becomes one space, the ends are trimmed, and the result is cut
+// to maxRunes code points (the last being "…"). With no line breaks left,
+// no input can start a new line, so it cannot add a heading or a list item
+// to the block.
+func Sanitize(s string, maxRunes int) string {
+	if isClean(s, maxRunes) {
+		return s
+	}
+	return string(AppendSanitized(make([]byte, 0, len(s)), s, maxRunes))
+}
+
+// isClean is the fast path: printable ASCII without double spaces, trimmed
+// and short enough is returned as is, without allocating.
+func isClean(s string, maxRunes int) bool {
+	if len(s) == 0 || len(s) > maxRunes || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return len(s) == 0
+	}
+	prevSpace := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f {
+			return false
+		}
+		sp := c == ' '
+		if sp && prevSpace {
+			return false
+		}
+		prevSpace = sp
+	}
+	return true
+}
+
+// AppendSanitized appends Sanitize(s, maxRunes) to dst.
+func AppendSanitized(dst []byte, s string, maxRunes int) []byte {
+	start := len(dst)
+	runes := 0
+	pendingSpace := false
+	cut := -1 // byte offset where the ellipsis goes if we overflow
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			continue
+		case unicode.IsSpace(r) || r == '\u2028' || r == '\u2029' || r == '\u0085':
+			pendingSpace = len(dst) > start
+			continue
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Co, r) || unicode.Is(unicode.Cs, r):
+			continue
+		}
+		need := 1
+		if pendingSpace {
+			need = 2
+		}
+		if runes+need > maxRunes-1 && cut < 0 {
+			cut = len(dst)
+		}
+		if runes+need > maxRunes {
+			dst = append(dst[:cut], "…"...)
+			return dst
+		}
+		if pendingSpace {
+			dst = append(dst, ' ')
+			runes++
+			pendingSpace = false
+		}
+		dst = utf8.AppendRune(dst, r)
+		runes++
+	}
+	return dst
+}
+
+// Tokens estimates tokens as ceil(code points / 4), the references'
+// heuristic (no tokenizer dependency).
+func Tokens(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
+
+// tokensOf converts a code point count to tokens.
+func tokensOf(runes int) int { return (runes + 3) / 4 }

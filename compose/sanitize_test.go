@@ -1,0 +1,58 @@
+package compose
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestSanitize(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"AuthService", "AuthService"},
+		{"  Auth \t Service  ", "Auth Service"},
+		{"Auth\nService", "Auth Service"},
+		{"x\r\n## Injected heading", "x ## Injected heading"},
+		{"a\u2028- fake item", "a - fake item"},
+		{"evil\u202eoverride\u200bzero", "eviloverridezero"},
+		{"bell\x07\x1b[31mred", "bell[31mred"},
+		{"bad\xffutf8", "badutf8"},
+		{"\n\n", ""},
+		{strings.Repeat("é", 130), strings.Repeat("é", 119) + "…"},
+		{strings.Repeat("a", 120), strings.Repeat("a", 120)},
+		{strings.Repeat("a", 121), strings.Repeat("a", 119) + "…"},
+	}
+	for _, c := range cases {
+		if got := Sanitize(c.in, MaxNameRunes); got != c.want {
+			t.Errorf("Sanitize(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = Sanitize("AuthService", MaxNameRunes) }); n != 0 {
+		t.Errorf("clean name allocates %v", n)
+	}
+}
+
+func FuzzSanitize(f *testing.F) {
+	for _, s := range []string{"AuthService", "a\nb", "## h", "\u2028x", "\x00", strings.Repeat("ü", 200)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Sanitize(s, MaxNameRunes)
+		if strings.ContainsAny(got, "\n\r\u2028\u2029\u0085\v\f") {
+			t.Fatalf("line break survived: %q", got)
+		}
+		if !utf8.ValidString(got) || utf8.RuneCountInString(got) > MaxNameRunes {
+			t.Fatalf("bad output %q", got)
+		}
+		if strings.HasPrefix(got, " ") || strings.HasSuffix(got, " ") || strings.Contains(got, "  ") {
+			t.Fatalf("whitespace not folded: %q", got)
+		}
+	})
+}
+
+func TestTokens(t *testing.T) {
+	for s, want := range map[string]int{"": 0, "a": 1, "abcd": 1, "abcde": 2, "→→→→": 1, "→→→→→": 2} {
+		if got := Tokens(s); got != want {
+			t.Errorf("Tokens(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
