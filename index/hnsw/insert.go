@@ -1,0 +1,433 @@
+package hnsw
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Add inserts id with vector vec. If id is live, its vector is replaced: the
+// node is deleted (with neighbour repair) and inserted afresh. If id was
+// deleted, it is inserted as a new node. vec is copied (and normalised under
+// Cosine); the caller keeps ownership.
+//
+// Add is safe for concurrent use with every other method; Adds and Deletes
+// of the same id are serialised.
+func (g *Graph) Add(id uint32, vec []float32) error {
+	if err := g.checkVector(vec); err != nil {
+		return fmt.Errorf("add %d: %w", id, err)
+	}
+	s := g.getScratch()
+	defer g.putScratch(s)
+	level := g.randomLevel()
+	mu := g.opLock(id)
+	mu.Lock()
+	defer mu.Unlock()
+	g.insert(s, id, g.prepareQuery(s, vec), level)
+	return nil
+}
+
+// AddBatch inserts ids[i] with vecs[i] using up to workers goroutines
+// (workers <= 0 means GOMAXPROCS). Every vector is validated before anything
+// is inserted, so an invalid batch changes nothing. Levels are drawn in
+// batch order, so with workers == 1 the result is the same as calling Add in
+// order. If an id appears twice, which of its vectors ends up stored is
+// unspecified when workers > 1.
+func (g *Graph) AddBatch(ids []uint32, vecs [][]float32, workers int) error {
+	if len(ids) != len(vecs) {
+		return fmt.Errorf("add batch: %d ids, %d vectors: %w", len(ids), len(vecs), ErrBatchLength)
+	}
+	for i, v := range vecs {
+		if err := g.checkVector(v); err != nil {
+			return fmt.Errorf("add batch: item %d (id %d): %w", i, ids[i], err)
+		}
+	}
+	levels := make([]uint8, len(ids))
+	g.rngMu.Lock()
+	for i := range levels {
+		levels[i] = uint8(levelFromUniform(g.rng.Float64(), g.mult))
+	}
+	g.rngMu.Unlock()
+
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(ids))
+	var next atomic.Int64
+	work := func() {
+		s := g.getScratch()
+		defer g.putScratch(s)
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(ids) {
+				return
+			}
+			mu := g.opLock(ids[i])
+			mu.Lock()
+			g.insert(s, ids[i], g.prepareQuery(s, vecs[i]), int(levels[i]))
+			mu.Unlock()
+		}
+	}
+	if workers <= 1 {
+		work()
+		return nil
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(work)
+	}
+	wg.Wait()
+	return nil
+}
+
+func (g *Graph) checkVector(v []float32) error {
+	if len(v) != g.dim {
+		return fmt.Errorf("got %d components, want %d: %w", len(v), g.dim, ErrDimensionMismatch)
+	}
+	finite, nonZero := checkFinite(v)
+	if !finite {
+		return fmt.Errorf("NaN or infinite component: %w", ErrInvalidVector)
+	}
+	if !nonZero && g.opts.Metric == Cosine {
+		return fmt.Errorf("zero vector under cosine: %w", ErrInvalidVector)
+	}
+	return nil
+}
+
+// insert places v (already normalised when needed) at id. The caller holds
+// id's opLock.
+func (g *Graph) insert(s *scratch, id uint32, v []float32, level int) {
+	ch := g.ensureChunk(id)
+	slot := id & chunkMask
+	g.slotMu.RLock()
+	if st := ch.state[slot].Load(); st&stPresent != 0 {
+		// The slot was used before. Unlink it while sharing slotMu, then
+		// rewrite it exclusively: a concurrent search may still hold this id
+		// (from before the delete) and read its vector.
+		if st&stDeleted == 0 {
+			g.deleteLocked(s, id)
+		}
+		g.slotMu.RUnlock()
+		g.slotMu.Lock()
+		g.clearStaleLinks(ch, slot, id)
+		g.fillSlot(ch, slot, v, level)
+		g.tombstones.Add(-1)
+		g.slotMu.Unlock()
+		g.slotMu.RLock()
+	} else {
+		g.fillSlot(ch, slot, v, level)
+	}
+	defer g.slotMu.RUnlock()
+	markDirty(ch, slot)
+	g.link(s, id, ch, slot, level)
+}
+
+// fillSlot writes the vector and empty lists of a slot and publishes it as
+// present (not yet linked). The slot is either fresh (nobody can reach it)
+// or slotMu is held exclusively.
+func (g *Graph) fillSlot(ch *chunk, slot uint32, v []float32, level int) {
+	copy(g.vec(ch, slot), v)
+	if level > 0 {
+		need := level * g.strideU
+		if u := ch.upper[slot]; cap(u) >= need {
+			u = u[:need]
+			clear(u)
+			ch.upper[slot] = u
+		} else {
+			ch.upper[slot] = make([]uint32, need)
+		}
+	} else {
+		ch.upper[slot] = ch.upper[slot][:0]
+	}
+	in := ch.in[slot]
+	if cap(in) >= level+1 {
+		in = in[:level+1]
+	} else {
+		in = make([][]uint32, level+1)
+	}
+	for l := range in {
+		in[l] = in[l][:0]
+	}
+	ch.in[slot] = in
+	atomic.StoreUint32(&ch.l0[int(slot)*g.stride0], 0)
+	ch.state[slot].Store(stPresent | uint32(level))
+}
+
+// clearStaleLinks empties the out-lists a deleted node kept and removes it
+// from its former neighbours' in-lists, before the slot is reused.
+func (g *Graph) clearStaleLinks(ch *chunk, slot uint32, id uint32) {
+	var buf [2 * maxM]uint32
+	for l := 0; l <= levelOf(ch.state[slot].Load()); l++ {
+		list := g.links(ch, slot, l)
+		for _, y := range loadList(buf[:0], list) {
+			g.inRemove(y, id, l)
+		}
+		storeList(list, nil)
+	}
+}
+
+// link connects a filled slot into the graph (the paper's INSERT, algorithm
+// 1) and marks it linked. The caller holds slotMu shared.
+func (g *Graph) link(s *scratch, id uint32, ch *chunk, slot uint32, level int) {
+	v := g.vec(ch, slot)
+	epID, epLevel, ok := unpackEntry(g.entry.Load())
+	holding := false
+	if !ok || level > epLevel {
+		// This node may become the entry point. Like hnswlib, keep epMu for
+		// the whole insertion so two nodes raising the top level one after
+		// the other see each other (they are rare: about log_M(n) of them).
+		g.epMu.Lock()
+		holding = true
+		epID, epLevel, ok = unpackEntry(g.entry.Load())
+		if !ok {
+			ch.state[slot].Or(stLinked)
+			g.live.Add(1)
+			g.entry.Store(packEntry(id, level))
+			g.epMu.Unlock()
+			return
+		}
+		if level <= epLevel {
+			g.epMu.Unlock()
+			holding = false
+		}
+	}
+
+	d := g.dir.Load()
+	cur, curD := g.descend(d, v, epID, epLevel, level)
+	s.seeds = append(s.seeds[:0], item{curD, cur})
+	for l := min(level, epLevel); l >= 0; l-- {
+		s.beginLayer(d)
+		s.visited[id] = s.epoch // never select ourselves
+		for _, it := range s.seeds {
+			g.seed(s, d, it, true, nil)
+		}
+		g.searchLayer(s, d, v, g.opts.EfConstruction, l, true, nil)
+		s.w = s.res.drainSorted(s.w[:0])
+		if len(s.w) == 0 {
+			continue // everything reachable is deleted; keep the seeds
+		}
+		s.sel = g.selectNeighbors(s, s.w, g.m, s.sel[:0])
+		g.connect(s, id, ch, slot, l, v)
+		s.seeds = append(s.seeds[:0], s.w...)
+	}
+
+	ch.state[slot].Or(stLinked)
+	g.live.Add(1)
+	if holding {
+		g.entry.Store(packEntry(id, level))
+		g.epMu.Unlock()
+	} else if _, lv, ok := unpackEntry(g.entry.Load()); !ok || level > lv {
+		// The entry point was deleted meanwhile and replaced by a lower node.
+		g.epMu.Lock()
+		if _, lv, ok := unpackEntry(g.entry.Load()); !ok || level > lv {
+			g.entry.Store(packEntry(id, level))
+		}
+		g.epMu.Unlock()
+	}
+}
+
+// connect writes id's list on layer l from s.sel and adds the reverse links
+// (hnswlib's mutuallyConnectNewElement).
+func (g *Graph) connect(s *scratch, id uint32, ch *chunk, slot uint32, l int, v []float32) {
+	mu := &ch.outMu[slot]
+	mu.Lock()
+	list := g.links(ch, slot, l)
+	old := loadList(s.ids[:0], list)
+	next := s.ids2[:0]
+	if len(old) == 0 {
+		for _, it := range s.sel {
+			next = append(next, it.id)
+		}
+	} else {
+		// Concurrent inserts that found us through a higher layer already
+		// linked to us here; keep them as candidates.
+		c := append(s.cands[:0], s.sel...)
+		for _, y := range old {
+			if !containsItem(c, y) {
+				if ych := g.chunkOf(y); ych != nil {
+					c = append(c, item{g.dist(v, g.vec(ych, y&chunkMask)), y})
+				}
+			}
+		}
+		slices.SortFunc(c, cmpItem)
+		s.cands = c
+		sel := g.selectNeighbors(s, c, g.maxLinks(l), s.sel2[:0])
+		s.sel2 = sel
+		for _, it := range sel {
+			next = append(next, it.id)
+		}
+	}
+	next = g.writeLinks(id, ch, slot, l, list, old, next)
+	s.ids, s.ids2 = old, next
+	s.back = append(s.back[:0], next...)
+	mu.Unlock()
+
+	for _, z := range s.back {
+		g.addBacklink(s, z, id, l)
+	}
+}
+
+// addBacklink makes z link to id on layer l, shrinking z's list with the
+// heuristic when it is full.
+func (g *Graph) addBacklink(s *scratch, z, id uint32, l int) {
+	zch := g.chunkOf(z)
+	zs := z & chunkMask
+	mu := &zch.outMu[zs]
+	mu.Lock()
+	defer mu.Unlock()
+	st := zch.state[zs].Load()
+	if st&stPresent == 0 || st&stDeleted != 0 || levelOf(st) < l {
+		return
+	}
+	list := g.links(zch, zs, l)
+	cur := loadList(s.ids[:0], list)
+	s.ids = cur
+	if slices.Contains(cur, id) {
+		return
+	}
+	if n := len(cur); n < g.maxLinks(l) {
+		if g.inAdd(id, z, l) {
+			atomic.StoreUint32(&list[n+1], id)
+			atomic.StoreUint32(&list[0], uint32(n+1))
+			markDirty(zch, zs)
+		}
+		return
+	}
+	zv := g.vec(zch, zs)
+	c := s.cands[:0]
+	for _, y := range cur {
+		if ych := g.chunkOf(y); ych != nil {
+			c = append(c, item{g.dist(zv, g.vec(ych, y&chunkMask)), y})
+		}
+	}
+	c = append(c, item{g.dist(zv, g.vec(g.chunkOf(id), id&chunkMask)), id})
+	slices.SortFunc(c, cmpItem)
+	s.cands = c
+	sel := g.selectNeighbors(s, c, g.maxLinks(l), s.sel2[:0])
+	s.sel2 = sel
+	next := s.ids2[:0]
+	for _, it := range sel {
+		next = append(next, it.id)
+	}
+	s.ids2 = g.writeLinks(z, zch, zs, l, list, cur, next)
+}
+
+// selectNeighbors is the paper's heuristic (algorithm 4) as hnswlib runs it:
+// walking cands in ascending distance to the base node, keep a candidate
+// only if it is closer to the base than to every neighbour kept so far, up
+// to m. Pruned candidates are not used to fill up the list
+// (keepPrunedConnections = false), and when there are at most m candidates
+// all are kept, exactly like hnswlib's getNeighborsByHeuristic2. cands must
+// be sorted by cmpItem.
+func (g *Graph) selectNeighbors(s *scratch, cands []item, m int, out []item) []item {
+	if len(cands) <= m {
+		return append(out, cands...)
+	}
+	d := g.dir.Load()
+	vs := s.selVecs[:0]
+	for _, c := range cands {
+		if len(out) >= m {
+			break
+		}
+		cv := g.vec(d.chunkOf(c.id), c.id&chunkMask)
+		good := true
+		for _, ov := range vs {
+			if g.dist(cv, ov) < c.d {
+				good = false
+				break
+			}
+		}
+		if good {
+			out = append(out, c)
+			vs = append(vs, cv)
+		}
+	}
+	clear(vs) // do not pin slab memory from the pool
+	s.selVecs = vs[:0]
+	return out
+}
+
+// writeLinks replaces x's list on layer l (currently old) by next, keeping
+// the reverse index exact. The caller holds x's outMu. Additions whose
+// target was deleted meanwhile (or no longer has layer l) are dropped; that
+// check happens under the target's inMu, which Delete also takes to set the
+// tombstone, so a link to a deleted node can never slip in. Returns the list
+// as written (next filtered in place).
+func (g *Graph) writeLinks(x uint32, xch *chunk, xs uint32, l int, list, old, next []uint32) []uint32 {
+	w := next[:0]
+	for _, z := range next {
+		if slices.Contains(old, z) || g.inAdd(z, x, l) {
+			w = append(w, z)
+		}
+	}
+	for _, y := range old {
+		if !slices.Contains(w, y) {
+			g.inRemove(y, x, l)
+		}
+	}
+	storeList(list, w)
+	markDirty(xch, xs)
+	return w
+}
+
+// inAdd records that src links to target on layer l, unless target is
+// deleted, absent or lower than l. It reports whether the link may be
+// written.
+func (g *Graph) inAdd(target, src uint32, l int) bool {
+	tch := g.chunkOf(target)
+	if tch == nil {
+		return false
+	}
+	ts := target & chunkMask
+	tch.inMu[ts].Lock()
+	st := tch.state[ts].Load()
+	ok := st&stPresent != 0 && st&stDeleted == 0 && levelOf(st) >= l
+	if ok {
+		tch.in[ts][l] = append(tch.in[ts][l], src)
+	}
+	tch.inMu[ts].Unlock()
+	return ok
+}
+
+// inRemove removes one occurrence of src from target's in-list on layer l.
+func (g *Graph) inRemove(target, src uint32, l int) {
+	tch := g.chunkOf(target)
+	if tch == nil {
+		return
+	}
+	ts := target & chunkMask
+	tch.inMu[ts].Lock()
+	if in := tch.in[ts]; l < len(in) {
+		if i := slices.Index(in[l], src); i >= 0 {
+			last := len(in[l]) - 1
+			in[l][i] = in[l][last]
+			in[l] = in[l][:last]
+		}
+	}
+	tch.inMu[ts].Unlock()
+}
+
+// chunkOf looks id up in the current directory (write paths may meet ids
+// newer than the directory their search started with).
+func (g *Graph) chunkOf(id uint32) *chunk { return g.dir.Load().chunkOf(id) }
+
+func cmpItem(a, b item) int {
+	if a.less(b) {
+		return -1
+	}
+	if b.less(a) {
+		return 1
+	}
+	return 0
+}
+
+func containsItem(c []item, id uint32) bool {
+	for _, it := range c {
+		if it.id == id {
+			return true
+		}
+	}
+	return false
+}
