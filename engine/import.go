@@ -488,8 +488,9 @@ func (b *batch) commit() error {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	tbase := uint32(len(b.g.tenants))
 	for i, t := range b.newTenants {
-		b.g.ensureTenant(uint32(len(b.g.tenants)+i), t)
+		b.g.ensureTenant(tbase+uint32(i), t)
 	}
 	base := uint32(len(b.g.rels))
 	for i, r := range b.newRels {

@@ -447,3 +447,31 @@ func TestTopEdges(t *testing.T) {
 		return nil
 	})
 }
+
+func TestImportManyNewTenantsInOneBatch(t *testing.T) {
+	s, dir := openTest(t, nil)
+	in := []TripletInput{tr("A", "calls", "B")}
+	for _, p := range []string{"p2", "p3", "p4"} {
+		x := tr("A", "calls", "X"+p)
+		x.TargetProjectID = p
+		in = append(in, x)
+		y := tr("Y"+p, "calls", "Z")
+		y.SourceProjectID = p
+		in = append(in, y)
+	}
+	x := tr("A", "calls", "Far")
+	x.TargetOrgID, x.TargetProjectID = "org_z", "p9"
+	in = append(in, x)
+	if _, err := s.Import(context.Background(), tenA, in, ImportOptions{AllowCrossOrg: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"p2", "p3", "p4"} {
+		if st, _ := s.Stats(Tenant{Org: "org_a", Project: p}); st.Nodes != 2 {
+			t.Fatalf("%s: %+v", p, st)
+		}
+	}
+	if st, _ := s.Stats(Tenant{Org: "org_z", Project: "p9"}); st.Nodes != 1 {
+		t.Fatalf("org_z: %+v", st)
+	}
+	reopen(t, s, dir, nil)
+}

@@ -204,7 +204,7 @@ field:
 				case err == io.EOF:
 					return "", r.fail(r.line, detail(ErrSyntax, `quoted field not terminated at end of input`), false)
 				case errors.Is(err, ErrLineTooLong):
-					return "", r.fail(r.lines.n, err, true) // as above
+					return "", r.fail(r.line, err, true) // as above
 				case err != nil:
 					return "", r.readFailed(err)
 				}

@@ -18,7 +18,7 @@ func (r *Reader) nextJSONL(t *engine.TripletInput) error {
 		if err != nil {
 			return r.readFailed(err)
 		}
-		if isSpaceBytes(line) {
+		if isJSONSpace(line) {
 			continue
 		}
 		r.line = r.lines.n
@@ -53,7 +53,7 @@ func (r *Reader) decodeLine(line []byte, t *engine.TripletInput) error {
 	// The decoder has consumed everything fed before this line (white
 	// space at most, else it would have failed) plus a prefix of it; the
 	// rest of the line, buffered in the decoder or not, must be blank.
-	if err == nil && !isSpaceBytes(line[r.jdec.InputOffset()-r.fedBase:]) {
+	if err == nil && !isJSONSpace(line[r.jdec.InputOffset()-r.fedBase:]) {
 		err = detail(ErrSyntax, "invalid JSON: unexpected data after the object")
 	}
 	if err != nil {
@@ -67,6 +67,18 @@ func (r *Reader) decodeLine(line []byte, t *engine.TripletInput) error {
 		return detail(ErrSyntax, "expected a JSON object, got null")
 	}
 	return checkRequired(t)
+}
+
+// isJSONSpace reports whether b is JSON white space only. It is narrower
+// than isSpaceBytes: a form feed left after an object would otherwise reach
+// the decoder at the start of the next line and fail there.
+func isJSONSpace(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 // lineFeeder is the io.Reader under the JSONL decoder: one line, then EOF.

@@ -362,6 +362,7 @@ func TestReader_MalformedJSON(t *testing.T) {
 		{"jsonl truncated line", JSONL, `{"source":"a"` + "\n" + obj + "\n", 1, false, 1, ErrSyntax, "unexpected end"},
 		{"jsonl trailing garbage", JSONL, obj + " x\n" + obj + "\n", 1, false, 1, ErrSyntax, "after the object"},
 		{"jsonl two objects on a line", JSONL, obj + obj + "\n" + obj + "\n", 1, false, 1, ErrSyntax, "after the object"},
+		{"jsonl form feed after object", JSONL, obj + "\f\n" + obj + "\n", 1, false, 1, ErrSyntax, "after the object"},
 		{"jsonl null", JSONL, "null\n" + obj + "\n", 1, false, 1, ErrSyntax, "got null"},
 		{"jsonl array line", JSONL, "[" + obj + "]\n" + obj + "\n", 1, false, 1, ErrSyntax, "got an array"},
 		{"jsonl bad timestamp", JSONL, `{"source":"a","relationship":"r","target":"b","provenance":{"timestamp":"yesterday"}}` + "\n" + obj, 1, false, 1, ErrSyntax, "invalid value"},
