@@ -20,6 +20,9 @@ type ImportOptions struct {
 	// FirstLine is the line number of in[0] in the caller's input, so
 	// errors name the caller's lines (default 1).
 	FirstLine int
+	// Lines, when set, gives the input line of each triplet (it wins over
+	// FirstLine); readers skip blank lines, so lines need not be contiguous.
+	Lines []int
 }
 
 // ImportResult counts what an Import did.
@@ -56,15 +59,21 @@ func (s *Store) Import(ctx context.Context, t Tenant, in []TripletInput, o Impor
 	if first <= 0 {
 		first = 1
 	}
+	line := func(i int) int {
+		if i < len(o.Lines) {
+			return o.Lines[i]
+		}
+		return first + i
+	}
 	verr := &ValidationError{}
 	for i := range in {
 		tr := &in[i]
 		if err := ValidateTriplet(tr, lim, s.dim); err != nil {
-			verr.add(first+i, err)
+			verr.add(line(i), err)
 			continue
 		}
 		if tr.TargetOrgID != "" && tr.TargetOrgID != t.Org && !o.AllowCrossOrg {
-			return res, fmt.Errorf("%w: line %d: targetOrgId links to another org, which only operators may do", ErrForbidden, first+i)
+			return res, fmt.Errorf("%w: line %d: targetOrgId links to another org, which only operators may do", ErrForbidden, line(i))
 		}
 	}
 	if len(verr.Lines) > 0 {

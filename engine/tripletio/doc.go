@@ -26,10 +26,10 @@
 // # Syntax versus validity
 //
 // The Reader checks syntax and that source, relationship and target are
-// present and not blank; nothing else. Validate applies the content rules of
-// API.md (lengths, UTF-8, control characters, weight range, vector
-// dimension, id charset) so that the HTTP API and the CLI reject the same
-// inputs with the same messages.
+// present and not blank; nothing else. engine.ValidateTriplet applies the
+// content rules of API.md (lengths, UTF-8, control characters, weight range,
+// vector dimension, id charset) when the triplets are imported, so that the
+// HTTP API and the CLI reject the same inputs with the same messages.
 //
 // # Errors
 //
@@ -43,7 +43,7 @@
 // # Concurrency and memory
 //
 // A Reader or an Encoder is not safe for concurrent use; use one per
-// goroutine. Validate and the other functions are safe for concurrent use.
+// goroutine. The package's functions are safe for concurrent use.
 // Strings and slices stored into an engine.TripletInput by Next are owned by
 // the caller: they never alias the Reader's buffers and stay valid after
 // later calls. (For TSV and CSV the three names of one row share a single

@@ -17,7 +17,7 @@ var (
 	// name or value this package does not know.
 	ErrUnknownFormat = errors.New("tripletio: unknown format")
 
-	// ErrInvalidOptions is returned for a ReaderOptions or Limits value with
+	// ErrInvalidOptions is returned for a ReaderOptions value with
 	// a negative field.
 	ErrInvalidOptions = errors.New("tripletio: invalid options")
 
@@ -39,42 +39,9 @@ var (
 	// than ReaderOptions.MaxLineBytes.
 	ErrLineTooLong = errors.New("tripletio: line too long")
 
-	// ErrInvalidName is returned by Validate for a source or target that is
-	// blank, longer than Limits.MaxNameBytes or not valid UTF-8.
-	ErrInvalidName = errors.New("tripletio: invalid name")
-
-	// ErrInvalidRelationship is returned by Validate for a relationship that
-	// is blank, too long, not valid UTF-8 or contains a control character.
-	ErrInvalidRelationship = errors.New("tripletio: invalid relationship")
-
-	// ErrInvalidType is returned by Validate for a sourceType or targetType
-	// that is too long or not valid UTF-8.
-	ErrInvalidType = errors.New("tripletio: invalid type")
-
-	// ErrInvalidDescription is returned by Validate for a description that
-	// is too long or not valid UTF-8.
-	ErrInvalidDescription = errors.New("tripletio: invalid description")
-
-	// ErrInvalidWeight is returned by Validate, and by the TSV and CSV
-	// readers for the weight column, for a weight that is not a finite
-	// number in [0,1].
+	// ErrInvalidWeight is returned by the TSV and CSV readers for a weight
+	// column that is not a finite number in [0,1].
 	ErrInvalidWeight = errors.New("tripletio: invalid weight")
-
-	// ErrInvalidVector is returned by Validate for a vector of the wrong
-	// dimension or with a NaN or infinite component.
-	ErrInvalidVector = errors.New("tripletio: invalid vector")
-
-	// ErrInvalidProjectID is returned by Validate for a sourceProjectId or
-	// targetProjectId outside 1-128 bytes of [A-Za-z0-9_.:-].
-	ErrInvalidProjectID = errors.New("tripletio: invalid project id")
-
-	// ErrInvalidOrgID is returned by Validate for a targetOrgId outside
-	// 1-128 bytes of [A-Za-z0-9_.:-].
-	ErrInvalidOrgID = errors.New("tripletio: invalid org id")
-
-	// ErrInvalidProvenance is returned by Validate for a provenance id that
-	// is not valid UTF-8 or longer than Limits.MaxNameBytes.
-	ErrInvalidProvenance = errors.New("tripletio: invalid provenance")
 )
 
 // LineError is a problem with one record of the input. Line is 1-based: the

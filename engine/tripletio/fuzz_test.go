@@ -6,12 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math"
 	"reflect"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/kgctx/kgctx/engine"
 )
@@ -276,56 +273,4 @@ func csvOracle(data []byte) result {
 		res.triplets = append(res.triplets, tr)
 		res.lines = append(res.lines, line)
 	}
-}
-
-func FuzzValidate(f *testing.F) {
-	f.Add("AuthService", "depends_on", "PostgresDB", "service", "desc", 0.5, true, "proj_1", float32(1), uint8(1))
-	f.Add(" ", "a\nb", "\xff", "", "", math.NaN(), true, "a b", float32(math.Inf(1)), uint8(2))
-	f.Add(strings.Repeat("n", 1025), strings.Repeat("r", 129), "t", "\x80", "", -1.0, true, "", float32(0), uint8(0))
-	f.Add("\u00a0x\u3000", "\u0085", "y", "", "", 1.0, false, strings.Repeat("p", 129), float32(0), uint8(0))
-	f.Fuzz(func(t *testing.T, src, rel, tgt, typ, desc string, w float64, hasW bool, proj string, v float32, dim uint8) {
-		tr := engine.TripletInput{Source: src, Relationship: rel, Target: tgt, SourceType: typ,
-			TargetDescription: desc, TargetProjectID: proj, SourceVector: []float32{v, 0}}
-		if hasW {
-			tr.Weight = &w
-		}
-		lim := Limits{Dim: int(dim % 4)}
-		err := Validate(&tr, lim)
-		if err != nil {
-			for _, s := range []error{ErrInvalidName, ErrInvalidRelationship, ErrInvalidType, ErrInvalidDescription,
-				ErrInvalidWeight, ErrInvalidVector, ErrInvalidProjectID} {
-				if errors.Is(err, s) {
-					return
-				}
-			}
-			t.Fatalf("error %v matches no sentinel", err)
-		}
-		// Accepted: every rule holds.
-		for _, s := range []string{tr.Source, tr.Target} {
-			if s != strings.TrimSpace(s) || len(s) < 1 || len(s) > DefaultMaxNameBytes || !utf8.ValidString(s) {
-				t.Fatalf("bad name accepted: %q", s)
-			}
-		}
-		if tr.Relationship != strings.TrimSpace(tr.Relationship) || len(tr.Relationship) < 1 || len(tr.Relationship) > DefaultMaxRelBytes ||
-			!utf8.ValidString(tr.Relationship) || strings.IndexFunc(tr.Relationship, unicode.IsControl) >= 0 {
-			t.Fatalf("bad relationship accepted: %q", tr.Relationship)
-		}
-		if !utf8.ValidString(typ) || !utf8.ValidString(desc) {
-			t.Fatal("invalid UTF-8 accepted")
-		}
-		if hasW && !(w >= 0 && w <= 1) {
-			t.Fatalf("weight %v accepted", w)
-		}
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || (lim.Dim != 0 && lim.Dim != 2) {
-			t.Fatalf("vector %v accepted with Dim %d", v, lim.Dim)
-		}
-		if proj != "" && checkID(ErrInvalidProjectID, "", proj) != nil {
-			t.Fatal("bad project id accepted")
-		}
-		// Idempotent: a validated triplet validates unchanged.
-		again := tr
-		if err := Validate(&again, lim); err != nil || !reflect.DeepEqual(again, tr) {
-			t.Fatalf("second Validate: %v", err)
-		}
-	})
 }
