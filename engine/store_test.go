@@ -475,3 +475,24 @@ func TestImportManyNewTenantsInOneBatch(t *testing.T) {
 	}
 	reopen(t, s, dir, nil)
 }
+
+func TestConfig(t *testing.T) {
+	s, dir := openTest(t, nil)
+	if _, err := s.GetConfig("policies", "active"); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	if err := s.PutConfig("policies", "active", []byte("permit(principal, action, resource);")); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s, dir, nil)
+	v, err := s.GetConfig("policies", "active")
+	if err != nil || string(v) != "permit(principal, action, resource);" {
+		t.Fatalf("%q %v", v, err)
+	}
+	if err := s.DeleteConfig("policies", "active"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetConfig("policies", "active"); !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+}
