@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode"
 )
 
 // EnvDatasets names the environment variable that overrides the search for
@@ -146,39 +145,4 @@ func eachLine(dir, name string, fn func(lineNo int, line string) error) error {
 		return fmt.Errorf("workload: read %s: %w", path, err)
 	}
 	return nil
-}
-
-// normKey mirrors kgctx's node identity: case-folded, with every run of
-// '_', '-' and whitespace folded to one space, trimmed. Names that share a
-// key become one node in kgctx, so generators and loaders use it to keep
-// distinct entities distinct. Case folding maps each rune to the smallest
-// member of its simple-fold orbit, which is stricter than ToLower (it also
-// unifies e.g. the Kelvin sign with 'k'), erring towards detecting more
-// collisions rather than fewer.
-func normKey(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	pendingSpace := false
-	for _, r := range s {
-		if r == '_' || r == '-' || unicode.IsSpace(r) {
-			pendingSpace = b.Len() > 0
-			continue
-		}
-		if pendingSpace {
-			b.WriteByte(' ')
-			pendingSpace = false
-		}
-		b.WriteRune(foldRune(r))
-	}
-	return b.String()
-}
-
-func foldRune(r rune) rune {
-	min := r
-	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		if f < min {
-			min = f
-		}
-	}
-	return min
 }

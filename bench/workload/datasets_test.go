@@ -2,6 +2,7 @@ package workload
 
 import (
 	"errors"
+	"github.com/kgctx/kgctx/engine"
 	"os"
 	"path/filepath"
 	"testing"
@@ -52,22 +53,15 @@ func TestFindDatasetsNotFound(t *testing.T) {
 	}
 }
 
-func TestNormKey(t *testing.T) {
-	cases := map[string]string{
-		"Washington County":      "washington county",
-		"  washington__county  ": "washington county",
-		"Washington - County":    "washington county",
-		"pkg/payments-api/retry": "pkg/payments api/retry",
-		"ParseInvoiceLine":       "parseinvoiceline",
-		"\u212Aelvin":            "kelvin", // Kelvin sign folds with k
-		"Schleswig-Holstein\t":   "schleswig holstein",
+// TestIdentityAssumption pins the kgctx identity rule the loaders and
+// generators rely on: separators are dropped, not just folded, so
+// "Washington County" and "washingtoncounty" are one node.
+func TestIdentityAssumption(t *testing.T) {
+	if engine.NormalizeName("Washington County") != engine.NormalizeName("washington_county") ||
+		engine.NormalizeName("a b") != engine.NormalizeName("ab") {
+		t.Error("engine.NormalizeName no longer drops separators; revisit the disambiguation docs")
 	}
-	for in, want := range cases {
-		if got, w := normKey(in), normKey(want); got != w {
-			t.Errorf("normKey(%q) = %q, want %q", in, got, w)
-		}
-	}
-	if normKey("a b") == normKey("ab") {
-		t.Error("spaces must not be removed, only folded")
+	if engine.NormalizeName("pkg/auth") == engine.NormalizeName("pkg.auth") {
+		t.Error("engine.NormalizeName merges '/' and '.'")
 	}
 }

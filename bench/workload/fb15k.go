@@ -18,12 +18,13 @@ const MaxRelationshipLen = 128
 // FB15k is the FB15k-237 training graph with readable names.
 //
 // Source and Target are entity labels from entity2text.txt, not Freebase
-// ids. Labels are not unique (224 normalised labels are shared by 501
-// training entities, e.g. seven "Washington County"), and kgctx merges
-// nodes whose normalised names match, so every label after the first
-// occurrence of its normalised form (first appearance in train file order)
-// gets a " (2)", " (3)", ... suffix. The graph therefore keeps one node per
-// Freebase entity.
+// ids. Labels are not unique, and kgctx merges nodes whose names are equal
+// under engine.NormalizeName (case folded, '_', '-' and whitespace
+// dropped): in the train split 226 such keys are shared by 505 entities,
+// e.g. seven "Washington County". Every label after the first occurrence
+// of its key (first appearance in train file order) therefore gets a
+// " (2)", " (3)", ... suffix (279 entities), and the graph keeps one node
+// per Freebase entity: 14,505.
 //
 // Relationship is the Freebase relation path made readable; see
 // RelationName for the rule. SourceType/TargetType is the Freebase type the
@@ -33,11 +34,11 @@ const MaxRelationshipLen = 128
 type FB15k struct {
 	// Triplets is the train split in file order (272,115 rows).
 	Triplets []engine.TripletInput
-	// Queries holds one query text per distinct head entity of the test
-	// split, in test-file order: the head's label plus up to two content
-	// words of its description ("Jeremy Irons English actor"). Test heads
-	// that never occur in the train split are skipped so every query has a
-	// node to find.
+	// Queries holds one query text per head of the test split, in
+	// test-file order, deduplicated by text: the head's label plus up to
+	// two content words of its description ("Jeremy Irons English actor").
+	// Test heads that never occur in the train split are skipped so every
+	// query has a node to find; 8,144 queries remain.
 	Queries []string
 	// QueryHeads[i] is the node name (the disambiguated label) of the
 	// entity Queries[i] was built from, for hit-rate checks.
@@ -182,7 +183,7 @@ func LoadFB15k(dir string) (*FB15k, error) {
 		}
 		name := label
 		for n := 2; ; n++ {
-			if _, dup := taken[normKey(name)]; !dup {
+			if _, dup := taken[engine.NormalizeName(name)]; !dup {
 				break
 			}
 			name = label + " (" + strconv.Itoa(n) + ")"
@@ -190,7 +191,7 @@ func LoadFB15k(dir string) (*FB15k, error) {
 		if name != label {
 			out.Renamed++
 		}
-		taken[normKey(name)] = struct{}{}
+		taken[engine.NormalizeName(name)] = struct{}{}
 		names[i] = name
 		if descs[id] != "" {
 			out.WithDescription++
@@ -292,13 +293,13 @@ func RelationNames(paths []string) []string {
 	for i, n := range out {
 		base := n
 		for k := 2; ; k++ {
-			if _, dup := used[normKey(n)]; !dup {
+			if _, dup := used[engine.NormalizeRelationship(n)]; !dup {
 				break
 			}
 			suf := "_" + strconv.Itoa(k)
 			n = clipName(base[:min(len(base), MaxRelationshipLen-len(suf))] + suf)
 		}
-		used[normKey(n)] = struct{}{}
+		used[engine.NormalizeRelationship(n)] = struct{}{}
 		out[i] = n
 	}
 	return out

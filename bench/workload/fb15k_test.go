@@ -65,6 +65,9 @@ func TestLoadFB15k(t *testing.T) {
 	rels := make(map[string]bool)
 	withDesc := 0
 	for _, tr := range f.Triplets {
+		if c := tr; engine.ValidateTriplet(&c, engine.Limits{}, 0) != nil || c.Source != tr.Source || c.Target != tr.Target {
+			t.Fatalf("triplet rejected or altered by engine.ValidateTriplet: %+v", tr)
+		}
 		for _, n := range []string{tr.Source, tr.Target} {
 			if strings.HasPrefix(n, "/m/") {
 				t.Fatalf("Freebase id %q leaked into a node name", n)
@@ -83,7 +86,7 @@ func TestLoadFB15k(t *testing.T) {
 		}
 	}
 	for n := range names {
-		k := normKey(n)
+		k := engine.NormalizeName(n)
 		if other, dup := keys[k]; dup {
 			t.Fatalf("%q and %q would merge in kgctx (key %q)", n, other, k)
 		}

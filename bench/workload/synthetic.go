@@ -37,16 +37,17 @@ type SyntheticOptions struct {
 //
 // Degrees follow power laws on both sides: each source's out-degree is
 // λ·w rounded, with w Pareto(α=2) capped at 64, and targets are drawn
-// from a Zipf-like law (P(rank k) ∝ (k+v)^-1.25) over a per-class
-// permutation of the target kind, so a few nodes collect thousands of
-// edges while the median degree stays around five. λ is solved per
-// class so the class emits exactly its budget.
+// from a Zipf-like law (P(rank k) ∝ (k+v)^-1.25, v growing with √pool)
+// over a per-class permutation of the target kind. λ is solved per class
+// so the class emits exactly its budget. Measured (seed 1): 10k nodes /
+// 50k edges gives median degree 5, p99 81, max 1,752; 1M / 5M gives
+// median 5, p99 55, p99.9 520, max 22,612.
 //
 // Distinctness needs no global set: contains edges form a tree, different
 // classes differ in relationship or source kind, and within a class each
 // source draws its targets without replacement (a set of at most its own
-// out-degree). Names are distinct after kgctx normalisation (see
-// vocab.go), so triplets stay distinct after normalisation too.
+// out-degree). Names are distinct under engine.NormalizeName (see
+// vocab.go), so triplets stay distinct after kgctx's normalisation too.
 type Synthetic struct {
 	Opts SyntheticOptions
 
@@ -111,7 +112,7 @@ type edgeClass struct {
 	frac     float64 // share of the budget left after contains and minimums
 	minDeg   int
 	salt     uint64
-	zipfV    float64
+	zipfV    float64 // minimum offset v of the target law (k+v)^-1.25
 
 	need   int
 	effMin int // minDeg reserved for later sources; 0 when need < minDeg·sources
@@ -185,6 +186,11 @@ func newPlan(o SyntheticOptions) (*plan, error) {
 		if cl.src == cl.dst {
 			cl.cap-- // no self-loops
 		}
+		// The offset grows with √pool: with a fixed offset the top target's
+		// share of a class is nearly scale-free, so a 1M-node graph would
+		// get a 200k-edge hub. This keeps hubs in the thousands at 10k
+		// nodes and the tens of thousands at 1M.
+		cl.zipfV = max(cl.zipfV, math.Sqrt(float64(cl.pool))/25)
 		a := 1 / math.Sqrt(math.Sqrt(cl.zipfV))
 		b := 1 / math.Sqrt(math.Sqrt(float64(cl.pool)+cl.zipfV))
 		cl.zA, cl.zAB = a, a-b
@@ -290,7 +296,8 @@ func (p *plan) total(cl *edgeClass, lambda float64) int {
 // the middle of the target window and bisecting (which bounds the worst
 // case); a 1M-node plan then takes about a dozen passes per class.
 func (p *plan) solveLambda(cl *edgeClass) {
-	if cl.need <= cl.effMin*p.count[cl.src] {
+	if cl.need <= cl.minDeg*p.count[cl.src] {
+		// λ = 0 gives every source minDeg, already enough.
 		cl.lambda = 0
 		return
 	}
