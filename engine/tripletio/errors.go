@@ -35,6 +35,10 @@ var (
 	// that would otherwise be silently dropped.
 	ErrUnknownField = errors.New("tripletio: unknown field")
 
+	// ErrInvalidUTF8 marks a JSON record whose text is not valid UTF-8
+	// (encoding/json would silently replace the bad bytes).
+	ErrInvalidUTF8 = errors.New("tripletio: invalid UTF-8")
+
 	// ErrLineTooLong marks a line, CSV record or JSON array element longer
 	// than ReaderOptions.MaxLineBytes.
 	ErrLineTooLong = errors.New("tripletio: line too long")

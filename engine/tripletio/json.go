@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kgctx/kgctx/engine"
 )
@@ -22,6 +23,9 @@ func (r *Reader) nextJSONL(t *engine.TripletInput) error {
 			continue
 		}
 		r.line = r.lines.n
+		if !utf8.Valid(line) {
+			return r.fail(r.line, detail(ErrInvalidUTF8, "the line is not valid UTF-8"), false)
+		}
 		if err := r.decodeLine(line, t); err != nil {
 			return r.fail(r.line, err, false)
 		}
@@ -144,7 +148,24 @@ func (r *Reader) nextJSON(t *engine.TripletInput) error {
 	if err := checkRequired(t); err != nil {
 		return r.fail(r.line, err, false)
 	}
+	// encoding/json turns invalid UTF-8 into U+FFFD instead of failing. An
+	// element is not kept as raw bytes here, so a replacement character in
+	// a decoded string is taken as the sign of broken input.
+	if hasReplacement(t) {
+		return r.fail(r.line, detail(ErrInvalidUTF8, "a string is not valid UTF-8 (or holds U+FFFD)"), false)
+	}
 	return nil
+}
+
+func hasReplacement(t *engine.TripletInput) bool {
+	for _, s := range [...]string{t.Source, t.Relationship, t.Target, t.SourceType, t.TargetType,
+		t.SourceDescription, t.TargetDescription, t.SourceProjectID, t.TargetProjectID, t.TargetOrgID} {
+		if strings.ContainsRune(s, utf8.RuneError) {
+			return true
+		}
+	}
+	return t.Provenance != nil && (strings.ContainsRune(t.Provenance.ObservationID, utf8.RuneError) ||
+		strings.ContainsRune(t.Provenance.SessionID, utf8.RuneError))
 }
 
 // endJSON consumes the closing bracket and insists that nothing but white

@@ -62,9 +62,11 @@ func NewReader(r io.Reader, f Format) (*Reader, error) {
 // as far as needed (at most one buffer, 64 KiB).
 //
 // The Reader does not close r. It may read r ahead of the records returned.
-// Errors from NewReaderWithOptions are not *LineError: they concern the
-// arguments or the start of the stream (unknown format, bad gzip header,
-// read error while sniffing).
+// NewReaderWithOptions fails only for bad arguments (ErrUnknownFormat,
+// ErrInvalidOptions). A problem with the input itself, even at its very
+// start (a broken gzip header, a read error while sniffing), is reported by
+// the first Next as a *LineError on line 1, like every other input error,
+// so callers have one place to report them.
 func NewReaderWithOptions(r io.Reader, f Format, opts *ReaderOptions) (*Reader, error) {
 	if !f.valid() {
 		return nil, fmt.Errorf("%w: %v", ErrUnknownFormat, f)
@@ -73,28 +75,11 @@ func NewReaderWithOptions(r io.Reader, f Format, opts *ReaderOptions) (*Reader, 
 		return nil, err
 	}
 	rd := &Reader{format: f, opts: opts.withDefaults()}
-
-	br := bufio.NewReaderSize(r, rd.opts.bufSize)
-	magic, err := br.Peek(2)
-	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("tripletio: read: %w", err)
+	br, err := rd.open(r)
+	if err != nil {
+		rd.fail(1, err, true)
+		return rd, nil
 	}
-	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("tripletio: gzip: %w", err)
-		}
-		br = bufio.NewReaderSize(gz, rd.opts.bufSize)
-	}
-	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
-		br.Discard(3)
-	}
-	if rd.format == Auto {
-		if rd.format, err = sniff(br); err != nil {
-			return nil, fmt.Errorf("tripletio: read: %w", err)
-		}
-	}
-
 	if rd.format == JSON {
 		rd.lim = &limitReader{r: br, max: int64(rd.opts.MaxLineBytes) + 2*limitChunk}
 		rd.dec = json.NewDecoder(rd.lim)
@@ -103,6 +88,31 @@ func NewReaderWithOptions(r io.Reader, f Format, opts *ReaderOptions) (*Reader, 
 		rd.lines = lineReader{br: br, max: rd.opts.MaxLineBytes}
 	}
 	return rd, nil
+}
+
+// open unwraps gzip and a byte order mark and settles the format.
+func (rd *Reader) open(r io.Reader) (*bufio.Reader, error) {
+	br := bufio.NewReaderSize(r, rd.opts.bufSize)
+	magic, err := br.Peek(2)
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		br = bufio.NewReaderSize(gz, rd.opts.bufSize)
+	}
+	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
+		br.Discard(3)
+	}
+	if rd.format == Auto {
+		if rd.format, err = sniff(br); err != nil {
+			return nil, fmt.Errorf("read: %w", err)
+		}
+	}
+	return br, nil
 }
 
 // Format returns the format being decoded: the one asked for, or the one

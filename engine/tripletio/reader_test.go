@@ -627,9 +627,21 @@ func TestReader_ReadError(t *testing.T) {
 	if len(res.errs) != 1 || !errors.Is(res.errs[0], io.ErrUnexpectedEOF) {
 		t.Errorf("truncated gzip: %v", res.errs)
 	}
-	// A broken gzip header is reported by NewReader.
-	if _, err := NewReader(bytes.NewReader([]byte{0x1f, 0x8b, 0, 0}), Auto); err == nil {
-		t.Error("bad gzip header accepted")
+	// A broken gzip header or a failing source is reported by the first
+	// Next, on line 1, like any other input error.
+	for name, src := range map[string]io.Reader{
+		"gzip header":  bytes.NewReader([]byte{0x1f, 0x8b, 0, 0}),
+		"gzip magic":   bytes.NewReader([]byte{0x1f, 0x8b}),
+		"failing read": &failingReader{err: boom},
+	} {
+		r, err := NewReader(src, Auto)
+		if err != nil {
+			t.Fatalf("%s: NewReader: %v", name, err)
+		}
+		res := drain(t, r, 10)
+		if len(res.errs) != 1 || res.errs[0].Line != 1 || !r.Stopped() {
+			t.Errorf("%s: %v", name, res.errs)
+		}
 	}
 }
 
@@ -665,6 +677,23 @@ func TestParseFormat(t *testing.T) {
 	} {
 		if got := FormatFromPath(p); got != want {
 			t.Errorf("FormatFromPath(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+func TestInvalidUTF8InJSON(t *testing.T) {
+	for _, f := range []Format{JSONL, JSON} {
+		in := "{\"source\": \"a\xffb\", \"relationship\": \"r\", \"target\": \"t\"}\n{\"source\": \"ok\", \"relationship\": \"r\", \"target\": \"t\"}\n"
+		if f == JSON {
+			in = "[{\"source\": \"a\xffb\", \"relationship\": \"r\", \"target\": \"t\"}, {\"source\": \"ok\", \"relationship\": \"r\", \"target\": \"t\"}]"
+		}
+		r, err := NewReader(strings.NewReader(in), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, _, errs, _ := ReadBatch(r, nil, nil, 0)
+		if len(errs) != 1 || errs[0].Line != 1 || !errors.Is(errs[0], ErrInvalidUTF8) || len(ts) != 1 || ts[0].Source != "ok" {
+			t.Fatalf("%v: %v %+v", f, errs, ts)
 		}
 	}
 }
