@@ -175,7 +175,8 @@ func (r *Reader) readFailed(err error) error {
 }
 
 // checkRequired enforces the one content rule of the Reader: the three
-// names are present and not blank. Everything else is Validate's job.
+// names are present and not blank. Everything else is the job of
+// engine.ValidateTriplet.
 func checkRequired(t *engine.TripletInput) error {
 	switch {
 	case isBlank(t.Source):

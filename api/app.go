@@ -1,0 +1,113 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/kgctx/kgctx/compose"
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/index"
+	"github.com/kgctx/kgctx/index/embed"
+	"github.com/kgctx/kgctx/policy"
+	"github.com/kgctx/kgctx/traverse"
+)
+
+// AppConfig says where the data lives and how to build the parts.
+type AppConfig struct {
+	// DataDir holds the Badger store ("store/") and the text index
+	// ("text/"). Ignored with InMemory.
+	DataDir  string
+	InMemory bool
+	// SyncWrites fsyncs every commit (survives power loss).
+	SyncWrites bool
+	// Embedder embeds nodes and queries; nil means the built-in lexical
+	// embedder (128 dimensions).
+	Embedder embed.Embedder
+	// Index holds HNSW and fusion parameters.
+	Index index.Options
+	// Expand holds the walk's caps (MaxFanout, MaxVisited, HopDecay).
+	Expand traverse.Options
+	Logger *slog.Logger
+}
+
+// App is the set of parts a kgctx process runs: the store, its seed index,
+// the PEP and the composer. cmd and bench open one with OpenApp.
+type App struct {
+	Store    *engine.Store
+	Index    *index.Index
+	PEP      *policy.PEP
+	Composer *compose.Composer
+	Logger   *slog.Logger
+}
+
+// policyConfig is where the active policy text is kept.
+const policyKind, policyKey = "policies", "active"
+
+// OpenApp opens (or creates) everything under cfg.DataDir. The caller MUST
+// call Close.
+func OpenApp(ctx context.Context, cfg AppConfig) (*App, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	emb := cfg.Embedder
+	if emb == nil {
+		lex, err := embed.NewLexical(embed.LexicalOptions{})
+		if err != nil {
+			return nil, err
+		}
+		emb = lex
+	}
+	storeDir, textDir := filepath.Join(cfg.DataDir, "store"), filepath.Join(cfg.DataDir, "text")
+	if cfg.InMemory {
+		storeDir, textDir = "", ""
+	}
+	st, err := engine.Open(storeDir, &engine.Options{InMemory: cfg.InMemory, SyncWrites: cfg.SyncWrites,
+		Vectorizer: index.NewVectorizer(emb), Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	iopts := cfg.Index
+	iopts.TextDir = textDir
+	ix, err := index.Open(ctx, st, emb, iopts)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	text := policy.DefaultPolicies
+	if b, err := st.GetConfig(policyKind, policyKey); err == nil {
+		text = string(b)
+	} else if !errors.Is(err, engine.ErrNotFound) {
+		ix.Close()
+		st.Close()
+		return nil, err
+	}
+	pep, err := policy.New(text)
+	if err != nil {
+		ix.Close()
+		st.Close()
+		return nil, fmt.Errorf("stored policies no longer valid: %w", err)
+	}
+	return &App{Store: st, Index: ix, PEP: pep, Logger: log,
+		Composer: &compose.Composer{Store: st, Index: ix, PEP: pep, Expand: cfg.Expand, Logger: log}}, nil
+}
+
+// SetPolicies validates text, makes it durable, then puts it in force. On
+// any error the old set stays in force (and stored).
+func (a *App) SetPolicies(text string) error {
+	if _, err := policy.New(text); err != nil {
+		return err
+	}
+	if err := a.Store.PutConfig(policyKind, policyKey, []byte(text)); err != nil {
+		return err
+	}
+	return a.PEP.Replace(text)
+}
+
+// Close closes the index, then the store.
+func (a *App) Close() error {
+	return errors.Join(a.Index.Close(), a.Store.Close())
+}

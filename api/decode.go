@@ -1,0 +1,54 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// decodeJSON reads the request body into v: one JSON value, nothing after
+// it. Malformed JSON or a wrongly typed field is a 400 naming the problem.
+func decodeJSON(c echo.Context, v any) error {
+	dec := json.NewDecoder(c.Request().Body)
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return err
+		}
+		return apiErr(http.StatusBadRequest, "malformed_json", "unexpected data after the JSON body")
+	}
+	return nil
+}
+
+func jsonError(err error) error {
+	var mb *http.MaxBytesError
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &mb):
+		return err
+	case errors.Is(err, io.EOF):
+		return apiErr(http.StatusBadRequest, "malformed_json", "the request body is empty; a JSON object is expected")
+	case errors.As(err, &se):
+		return apiErr(http.StatusBadRequest, "malformed_json", "malformed JSON at byte %d: %v", se.Offset, se)
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "body"
+		}
+		return apiErr(http.StatusBadRequest, "invalid_field", "field %q must be %s, not %s", field, te.Type, te.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return apiErr(http.StatusBadRequest, "malformed_json", "truncated JSON body")
+	}
+	return apiErr(http.StatusBadRequest, "malformed_json", "malformed JSON: %v", err)
+}
+
+func fieldError(format string, a ...any) *Error {
+	return apiErr(http.StatusBadRequest, "invalid_field", format, a...)
+}

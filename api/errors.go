@@ -1,0 +1,100 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kgctx/kgctx/compose"
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/index"
+	"github.com/kgctx/kgctx/policy"
+)
+
+// Error is the JSON error body: {"error": {"code", "message", "lines"?}}.
+type Error struct {
+	Status  int                `json:"-"`
+	Code    string             `json:"code"`
+	Message string             `json:"message"`
+	Lines   []engine.LineError `json:"lines,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+type errorBody struct {
+	Error *Error `json:"error"`
+}
+
+func apiErr(status int, code, format string, a ...any) *Error {
+	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, a...)}
+}
+
+// statusTable is the one place where package errors become HTTP statuses.
+var statusTable = []struct {
+	err    error
+	status int
+	code   string
+}{
+	{engine.ErrNotFound, http.StatusNotFound, "not_found"},
+	{engine.ErrInvalidInput, http.StatusUnprocessableEntity, "invalid_input"},
+	{engine.ErrDimensionMismatch, http.StatusUnprocessableEntity, "dimension_mismatch"},
+	{engine.ErrForbidden, http.StatusForbidden, "forbidden"},
+	{engine.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
+	{engine.ErrTooLarge, http.StatusRequestEntityTooLarge, "too_large"},
+	{engine.ErrConflict, http.StatusConflict, "conflict"},
+	{engine.ErrClosed, http.StatusServiceUnavailable, "shutting_down"},
+	{compose.ErrInvalidRequest, http.StatusBadRequest, "invalid_field"},
+	{index.ErrQueryTooLong, http.StatusBadRequest, "invalid_field"},
+	{policy.ErrInvalidPolicy, http.StatusUnprocessableEntity, "invalid_policy"},
+}
+
+// toError maps any error to the API error it answers with.
+func toError(err error) *Error {
+	var ae *Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		msg := http.StatusText(he.Code)
+		if m, ok := he.Message.(string); ok {
+			msg = m
+		}
+		code := map[int]string{404: "not_found", 405: "method_not_allowed", 413: "body_too_large", 401: "unauthorized", 400: "bad_request"}[he.Code]
+		if code == "" {
+			code = "http_error"
+		}
+		return &Error{Status: he.Code, Code: code, Message: msg}
+	}
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		return apiErr(http.StatusRequestEntityTooLarge, "body_too_large", "the request body is over the limit of %d bytes", mb.Limit)
+	}
+	var ve *engine.ValidationError
+	if errors.As(err, &ve) {
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_triplets", Message: ve.Error(), Lines: ve.Lines}
+	}
+	for _, row := range statusTable {
+		if errors.Is(err, row.err) {
+			return &Error{Status: row.status, Code: row.code, Message: err.Error()}
+		}
+	}
+	return &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"}
+}
+
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	e := toError(err)
+	if e.Status >= 500 {
+		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(e.Status)
+		return
+	}
+	_ = c.JSON(e.Status, errorBody{Error: e})
+}

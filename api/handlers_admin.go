@@ -1,0 +1,70 @@
+package api
+
+import (
+	"io"
+	"net/http"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kgctx/kgctx/engine"
+)
+
+type tokenRequest struct {
+	OrgID      string   `json:"orgId"`
+	AgentID    string   `json:"agentId"`
+	Role       string   `json:"role"`
+	ProjectIDs []string `json:"projectIds"`
+}
+
+type tokenResponse struct {
+	Token      string   `json:"token"`
+	OrgID      string   `json:"orgId"`
+	AgentID    string   `json:"agentId"`
+	Role       string   `json:"role"`
+	ProjectIDs []string `json:"projectIds"`
+}
+
+func (s *Server) handleCreateToken(c echo.Context) error {
+	var req tokenRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if !slices.Contains([]string{engine.RoleAgent, engine.RoleImporter, engine.RoleOrgAdmin}, req.Role) {
+		return fieldError("role must be agent, importer or org_admin (operators come from the bootstrap token)")
+	}
+	if err := engine.ValidateID(req.OrgID); err != nil {
+		return fieldError("orgId: %v", err)
+	}
+	if err := engine.ValidateID(req.AgentID); err != nil {
+		return fieldError("agentId: %v", err)
+	}
+	for _, p := range req.ProjectIDs {
+		if err := engine.ValidateID(p); err != nil {
+			return fieldError("projectIds: %v", err)
+		}
+	}
+	if req.ProjectIDs == nil {
+		req.ProjectIDs = []string{}
+	}
+	secret := engine.NewTokenSecret()
+	if err := s.app.Store.PutToken(secret, engine.Token{OrgID: req.OrgID, AgentID: req.AgentID, Role: req.Role, ProjectIDs: req.ProjectIDs}); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, tokenResponse{Token: secret, OrgID: req.OrgID, AgentID: req.AgentID, Role: req.Role, ProjectIDs: req.ProjectIDs})
+}
+
+func (s *Server) handleGetPolicies(c echo.Context) error {
+	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", []byte(s.app.PEP.Text()))
+}
+
+func (s *Server) handlePutPolicies(c echo.Context) error {
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	if err := s.app.SetPolicies(string(body)); err != nil {
+		return err
+	}
+	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", []byte(s.app.PEP.Text()))
+}

@@ -1,0 +1,96 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kgctx/kgctx/compose"
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/policy"
+)
+
+type identityJSON struct {
+	AgentID   string `json:"agentId"`
+	OrgID     string `json:"orgId"`
+	ProjectID string `json:"projectId"`
+	SessionID string `json:"sessionId"`
+}
+
+type scopeJSON struct {
+	OrgID     string `json:"orgId"`
+	ProjectID string `json:"projectId"`
+}
+
+type graphContextRequest struct {
+	Identity          identityJSON `json:"identity"`
+	Scope             scopeJSON    `json:"scope"`
+	QueryText         string       `json:"queryText"`
+	BudgetTokens      *int         `json:"budgetTokens"`
+	TopK              *int         `json:"topK"`
+	NeighborhoodDepth *int         `json:"neighborhoodDepth"`
+}
+
+// principal builds the Cedar principal of a request: the token decides the
+// org, role and projects; only operators act for the org the body names.
+func principal(tok engine.Token, agentID, org, sessionProject string) policy.Identity {
+	id := policy.Identity{AgentID: tok.AgentID, OrgID: tok.OrgID, Role: tok.Role, ProjectIDs: tok.ProjectIDs, SessionProjectID: sessionProject}
+	if tok.Role == engine.RoleOperator {
+		id.OrgID = org
+		if agentID != "" {
+			id.AgentID = agentID
+		}
+	}
+	return id
+}
+
+func intOr(p *int, def int) int {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func (s *Server) handleGraphContext(c echo.Context) error {
+	var req graphContextRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	tok := token(c)
+	scope := engine.Tenant{Org: req.Scope.OrgID, Project: req.Scope.ProjectID}
+	if scope.Org == "" {
+		scope.Org = req.Identity.OrgID
+	}
+	if scope.Org == "" {
+		return fieldError("scope.orgId is required")
+	}
+	if err := engine.ValidateID(scope.Org); err != nil {
+		return fieldError("scope.orgId: %v", err)
+	}
+	if scope.Project != "" {
+		if err := engine.ValidateID(scope.Project); err != nil {
+			return fieldError("scope.projectId: %v", err)
+		}
+	}
+	if req.Identity.OrgID != "" && req.Identity.OrgID != scope.Org {
+		return apiErr(http.StatusForbidden, "forbidden", "identity.orgId %q differs from scope.orgId %q", req.Identity.OrgID, scope.Org)
+	}
+	if err := checkOrg(tok, scope.Org, scope.Project); err != nil {
+		return err
+	}
+	greq := compose.GraphRequest{
+		Identity:     principal(tok, req.Identity.AgentID, scope.Org, req.Identity.ProjectID),
+		SessionID:    req.Identity.SessionID,
+		Scope:        scope,
+		QueryText:    req.QueryText,
+		BudgetTokens: intOr(req.BudgetTokens, compose.DefaultBudgetTokens),
+		TopK:         intOr(req.TopK, compose.DefaultTopK),
+		Depth:        intOr(req.NeighborhoodDepth, compose.DefaultDepth),
+	}
+	b, err := s.app.Composer.GraphBlock(c.Request().Context(), greq)
+	if err != nil {
+		return err
+	}
+	s.metrics.observeGraphBlock(b)
+	return c.JSON(http.StatusOK, b)
+}

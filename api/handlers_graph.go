@@ -1,0 +1,189 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/tripletio"
+)
+
+// tenant reads {org} and {project} from the path and checks the token may
+// act on them.
+func tenant(c echo.Context) (engine.Tenant, error) {
+	t := engine.Tenant{Org: c.Param("org"), Project: c.Param("project")}
+	if err := engine.ValidateID(t.Org); err != nil {
+		return t, fieldError("org in path: %v", err)
+	}
+	if err := engine.ValidateID(t.Project); err != nil {
+		return t, fieldError("project in path: %v", err)
+	}
+	return t, checkOrg(token(c), t.Org, t.Project)
+}
+
+// importFormat picks the body format from Content-Type.
+func importFormat(c echo.Context) tripletio.Format {
+	ct := strings.ToLower(c.Request().Header.Get("Content-Type"))
+	switch {
+	case strings.Contains(ct, "ndjson"), strings.Contains(ct, "jsonl"), strings.Contains(ct, "json-seq"):
+		return tripletio.JSONL
+	case strings.Contains(ct, "json"):
+		return tripletio.JSON
+	case strings.Contains(ct, "tab-separated"):
+		return tripletio.TSV
+	case strings.Contains(ct, "csv"):
+		return tripletio.CSV
+	}
+	return tripletio.Auto
+}
+
+type importResponse struct {
+	Accepted     int `json:"accepted"`
+	NodesCreated int `json:"nodesCreated"`
+	EdgesCreated int `json:"edgesCreated"`
+	EdgesMerged  int `json:"edgesMerged"`
+}
+
+func (s *Server) handleImport(c echo.Context) error {
+	t, err := tenant(c)
+	if err != nil {
+		return err
+	}
+	r, err := tripletio.NewReader(c.Request().Body, importFormat(c))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return err
+		}
+		return apiErr(http.StatusBadRequest, "malformed_body", "%v", err)
+	}
+	ts, lines, errs, err := tripletio.ReadBatch(r, nil, nil, 0)
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		return err
+	}
+	if len(errs) > 0 {
+		lines := tripletio.ToLineErrors(errs)
+		if tripletio.AnySyntax(errs) {
+			return &Error{Status: http.StatusBadRequest, Code: "malformed_body", Message: errs[0].Error(), Lines: lines}
+		}
+		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_triplets",
+			Message: strconv.Itoa(len(errs)) + " invalid line(s); first: " + errs[0].Error(), Lines: lines}
+	}
+	if len(ts) == 0 {
+		return apiErr(http.StatusBadRequest, "empty_body", "no triplets in the request body")
+	}
+	tok := token(c)
+	res, err := s.app.Store.Import(c.Request().Context(), t, ts, engine.ImportOptions{AllowCrossOrg: tok.Role == engine.RoleOperator, Lines: lines})
+	if err != nil {
+		s.metrics.triplets.WithLabelValues("rejected").Add(float64(len(ts)))
+		return err
+	}
+	s.metrics.triplets.WithLabelValues("accepted").Add(float64(res.Accepted))
+	return c.JSON(http.StatusOK, importResponse{Accepted: res.Accepted, NodesCreated: res.NodesCreated,
+		EdgesCreated: res.EdgesCreated, EdgesMerged: res.EdgesMerged})
+}
+
+type tripletJSON struct {
+	Source       string  `json:"source"`
+	Relationship string  `json:"relationship"`
+	Target       string  `json:"target"`
+	SourceNodeID string  `json:"sourceNodeId"`
+	TargetNodeID string  `json:"targetNodeId"`
+	Weight       float64 `json:"weight"`
+}
+
+func (s *Server) handleQuery(c echo.Context) error {
+	t, err := tenant(c)
+	if err != nil {
+		return err
+	}
+	q := engine.TripletQuery{Subject: c.QueryParam("subject"), Predicate: c.QueryParam("predicate"), Object: c.QueryParam("object")}
+	if l := c.QueryParam("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > engine.MaxQueryLimit {
+			return fieldError("limit must be an integer in 1..%d", engine.MaxQueryLimit)
+		}
+		q.Limit = n
+	}
+	ts, err := s.app.Store.QueryTriplets(t, q)
+	if err != nil {
+		return err
+	}
+	out := make([]tripletJSON, len(ts))
+	for i, x := range ts {
+		out[i] = tripletJSON{x.Source, x.Relationship, x.Target, x.SourceNodeID, x.TargetNodeID, x.Weight}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"triplets": out})
+}
+
+func (s *Server) handleStats(c echo.Context) error {
+	t, err := tenant(c)
+	if err != nil {
+		return err
+	}
+	st, err := s.app.Store.Stats(t)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, st)
+}
+
+func (s *Server) handleGetNode(c echo.Context) error {
+	t, err := tenant(c)
+	if err != nil {
+		return err
+	}
+	n, err := s.app.Store.Node(t, c.Param("nodeId"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, n)
+}
+
+func (s *Server) handleDeleteNode(c echo.Context) error {
+	t, err := tenant(c)
+	if err != nil {
+		return err
+	}
+	if err := s.app.Store.DeleteNode(c.Request().Context(), t, c.Param("nodeId")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) handleDeleteTriplet(c echo.Context) error {
+	t, err := tenant(c)
+	if err != nil {
+		return err
+	}
+	var body struct{ Source, Relationship, Target string }
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	if strings.TrimSpace(body.Source) == "" || strings.TrimSpace(body.Relationship) == "" || strings.TrimSpace(body.Target) == "" {
+		return fieldError("source, relationship and target are required")
+	}
+	if err := s.app.Store.DeleteTriplet(c.Request().Context(), t, body.Source, body.Relationship, body.Target); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) handleClear(c echo.Context) error {
+	t, err := tenant(c)
+	if err != nil {
+		return err
+	}
+	if c.QueryParam("confirm") != "true" {
+		return fieldError("clearing a project's graph needs ?confirm=true")
+	}
+	if _, _, err := s.app.Store.ClearProject(c.Request().Context(), t); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

@@ -1,0 +1,184 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kgctx/kgctx/engine"
+)
+
+// Config configures a Server. Zero fields mean defaults.
+type Config struct {
+	App *App
+	// MaxImportBytes bounds triplet and observation import bodies
+	// (default 64 MiB); MaxBodyBytes every other body (default 1 MiB).
+	MaxImportBytes int64
+	MaxBodyBytes   int64
+	// RequestTimeout bounds the work of one request (default 60 s).
+	RequestTimeout time.Duration
+}
+
+// Server is the HTTP face of an App.
+//
+// Concurrency: a Server serves requests concurrently; the App's parts are
+// safe for that. Shutdown stops accepting, waits for in-flight requests.
+type Server struct {
+	cfg     Config
+	app     *App
+	e       *echo.Echo
+	log     *slog.Logger
+	metrics *metrics
+	routes  []route
+	http    *http.Server
+}
+
+// role ranks: a route names the least role it admits.
+var roleRank = map[string]int{engine.RoleAgent: 1, engine.RoleImporter: 2, engine.RoleOrgAdmin: 3, engine.RoleOperator: 4}
+
+type route struct {
+	method, path string
+	minRole      string // "" = no token needed
+	importBody   bool   // the large body limit applies
+	summary      string
+	request      string // OpenAPI schema of the body ("" = none)
+	response     string // OpenAPI schema of the 2xx body ("" = none)
+	status       int    // success status
+	h            echo.HandlerFunc
+}
+
+// New builds the server and its routes.
+func New(cfg Config) (*Server, error) {
+	if cfg.App == nil {
+		return nil, errors.New("api: Config.App is required")
+	}
+	if cfg.MaxImportBytes <= 0 {
+		cfg.MaxImportBytes = 64 << 20
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 60 * time.Second
+	}
+	s := &Server{cfg: cfg, app: cfg.App, e: echo.New(), log: cfg.App.Logger, metrics: newMetrics()}
+	s.e.HideBanner, s.e.HidePort = true, true
+	s.e.HTTPErrorHandler = s.errorHandler
+	s.e.Use(s.observe, s.recoverPanic)
+	s.routes = s.routeTable()
+	for i := range s.routes {
+		r := &s.routes[i]
+		s.e.Add(r.method, r.path, s.wrap(r))
+	}
+	return s, nil
+}
+
+// wrap applies the route's auth and body limit around its handler.
+func (s *Server) wrap(r *route) echo.HandlerFunc {
+	limit := s.cfg.MaxBodyBytes
+	if r.importBody {
+		limit = s.cfg.MaxImportBytes
+	}
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.ContentLength > limit {
+			return apiErr(http.StatusRequestEntityTooLarge, "body_too_large", "the request body is %d bytes, over the limit of %d", req.ContentLength, limit)
+		}
+		req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
+		if r.minRole != "" {
+			tok, err := s.authenticate(req)
+			if err != nil {
+				return err
+			}
+			if roleRank[tok.Role] < roleRank[r.minRole] {
+				return apiErr(http.StatusForbidden, "forbidden", "this route needs the %s role or above; the token has %s", r.minRole, tok.Role)
+			}
+			c.Set(ctxToken, tok)
+		}
+		ctx, cancel := context.WithTimeout(req.Context(), s.cfg.RequestTimeout)
+		defer cancel()
+		c.SetRequest(req.WithContext(ctx))
+		return r.h(c)
+	}
+}
+
+const ctxToken = "kgctx.token"
+
+func (s *Server) authenticate(req *http.Request) (engine.Token, error) {
+	h := req.Header.Get("Authorization")
+	secret, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || strings.TrimSpace(secret) == "" {
+		return engine.Token{}, apiErr(http.StatusUnauthorized, "unauthorized", "missing bearer token: send Authorization: Bearer <token>")
+	}
+	tok, err := s.app.Store.LookupToken(strings.TrimSpace(secret))
+	if err != nil {
+		return engine.Token{}, apiErr(http.StatusUnauthorized, "unauthorized", "unknown token")
+	}
+	return tok, nil
+}
+
+func token(c echo.Context) engine.Token {
+	t, _ := c.Get(ctxToken).(engine.Token)
+	return t
+}
+
+// checkOrg enforces that the org (and project, when given) named by a path
+// or body is one the token may act on: its own org (operators: any), and
+// one of its projects when it lists some.
+func checkOrg(tok engine.Token, org, project string) error {
+	if tok.Role == engine.RoleOperator {
+		return nil
+	}
+	if org != tok.OrgID {
+		return apiErr(http.StatusForbidden, "forbidden", "the token belongs to org %q, not %q", tok.OrgID, org)
+	}
+	if project != "" && len(tok.ProjectIDs) > 0 && !slices.Contains(tok.ProjectIDs, project) {
+		return apiErr(http.StatusForbidden, "forbidden", "the token may not act on project %q", project)
+	}
+	return nil
+}
+
+func (s *Server) recoverPanic(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				s.log.Error("panic in handler", "panic", r, "path", c.Request().URL.Path)
+				err = apiErr(http.StatusInternalServerError, "internal", "internal error")
+			}
+		}()
+		return next(c)
+	}
+}
+
+// Handler returns the server as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.e }
+
+// Serve accepts connections on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	s.http = &http.Server{Handler: s.e, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	err := s.http.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting connections and waits (up to ctx) for in-flight
+// requests. The App stays open: the caller closes it afterwards.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if s.http == nil {
+		return nil
+	}
+	return s.http.Shutdown(ctx)
+}
