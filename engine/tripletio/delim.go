@@ -83,8 +83,8 @@ func fieldCountError(kind string, n int) error {
 
 // parseWeight parses the optional fourth column. Unlike JSON input, whose
 // weight range is left to engine.ValidateTriplet, a bad weight cell is
-// rejected here: in
-// a column format a stray value usually means the columns are shifted.
+// rejected here: in a column format a stray value usually means the columns
+// are shifted.
 func parseWeight(s string) (*float64, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
