@@ -60,8 +60,9 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// ValidateTriplet trims and checks t in place against lim and dim (0 = no
-// vectors allowed to be checked against a dimension). The error names the
+// ValidateTriplet trims and checks t in place against lim and the store's
+// vector dimension dim (0: vectors are refused; negative: their length is
+// not checked, for callers that do not know the store). The error names the
 // field.
 func ValidateTriplet(t *TripletInput, lim Limits, dim int) error {
 	lim = lim.withDefaults()
@@ -157,7 +158,7 @@ func checkVector(field string, v []float32, dim int) error {
 	if v == nil {
 		return nil
 	}
-	if len(v) != dim {
+	if dim >= 0 && len(v) != dim {
 		return fmt.Errorf("%s has %d dimensions, the store has %d: %w", field, len(v), dim, ErrDimensionMismatch)
 	}
 	var norm float64

@@ -1,0 +1,339 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kgctx/kgctx/api"
+	"github.com/kgctx/kgctx/bench/workload"
+	"github.com/kgctx/kgctx/compose"
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/policy"
+)
+
+// Scenarios lists the scenario names Run knows.
+var Scenarios = []string{"fb15k", "synthetic", "hnsw"}
+
+// Config is one run. Zero fields mean defaults.
+type Config struct {
+	Scenario string // default "fb15k"
+	// Nodes and Edges size the synthetic graph (default 100,000 / 500,000);
+	// for hnsw, Nodes is the size of the generated clustered set (default
+	// 100,000).
+	Nodes, Edges int
+	// Queries is the number of blocks asked per latency series (default
+	// 2,000).
+	Queries int
+	// Workers is the number of concurrent HTTP clients of the throughput
+	// run (default 2).
+	Workers int
+	// Duration of the throughput run (default 5 s).
+	Duration time.Duration
+	// Datasets is the shared datasets folder ("" = search upwards).
+	Datasets string
+	// DataDir holds the store; "" uses a temporary directory, removed after.
+	DataDir string
+	// BudgetTokens, TopK and Depth shape the blocks (defaults 500, 10, 2).
+	BudgetTokens, TopK, Depth int
+	// Seed drives query sampling (default 1).
+	Seed   uint64
+	Logger *slog.Logger
+	// Progress, when set, receives one line per phase.
+	Progress io.Writer
+}
+
+func (c *Config) defaults() {
+	if c.Scenario == "" {
+		c.Scenario = "fb15k"
+	}
+	if c.Queries <= 0 {
+		c.Queries = 2000
+	}
+	if c.Workers <= 0 {
+		c.Workers = 2
+	}
+	if c.Duration <= 0 {
+		c.Duration = 5 * time.Second
+	}
+	if c.BudgetTokens <= 0 {
+		c.BudgetTokens = compose.DefaultBudgetTokens
+	}
+	if c.TopK <= 0 {
+		c.TopK = compose.DefaultTopK
+	}
+	if c.Depth <= 0 {
+		c.Depth = compose.DefaultDepth
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Scenario == "synthetic" {
+		if c.Nodes <= 0 {
+			c.Nodes = 100_000
+		}
+		if c.Edges <= 0 {
+			c.Edges = 5 * c.Nodes
+		}
+	}
+	if c.Scenario == "hnsw" && c.Nodes <= 0 {
+		c.Nodes = 100_000
+	}
+}
+
+func (c *Config) say(format string, a ...any) {
+	if c.Progress != nil {
+		fmt.Fprintf(c.Progress, format+"\n", a...)
+	}
+}
+
+// Run runs one scenario and returns its report.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg.defaults()
+	switch cfg.Scenario {
+	case "fb15k", "synthetic":
+		return runGraph(ctx, cfg)
+	case "hnsw":
+		return runHNSW(ctx, cfg)
+	}
+	return nil, fmt.Errorf("%w: %q (want one of %v)", ErrUnknownScenario, cfg.Scenario, Scenarios)
+}
+
+// Tenant is where the scenarios put their graph.
+var Tenant = engine.Tenant{Org: "bench_org", Project: "bench_proj"}
+
+// graphWorkload is a graph to import and the queries to ask of it.
+type graphWorkload struct {
+	desc    string
+	source  workload.Source
+	queries []string
+}
+
+func loadWorkload(cfg Config) (*graphWorkload, error) {
+	switch cfg.Scenario {
+	case "fb15k":
+		fb, err := workload.LoadFB15k(cfg.Datasets)
+		if err != nil {
+			return nil, err
+		}
+		return &graphWorkload{desc: fmt.Sprintf("FB15k-237 train: %d triplets, %d entities", len(fb.Triplets), fb.Entities),
+			source: fb, queries: fb.Queries}, nil
+	default:
+		s := workload.NewSynthetic(workload.SyntheticOptions{Nodes: cfg.Nodes, Edges: cfg.Edges})
+		return &graphWorkload{desc: fmt.Sprintf("synthetic code graph: %d nodes, %d edges", cfg.Nodes, cfg.Edges),
+			source: s, queries: s.Queries(max(cfg.Queries, 1000))}, nil
+	}
+}
+
+// ImportSource writes src into the store in batches of batch triplets and
+// reports the rate; the store is durable when it returns.
+func ImportSource(ctx context.Context, st *engine.Store, t engine.Tenant, src workload.Source, batch int) (Import, error) {
+	start := time.Now()
+	buf := make([]engine.TripletInput, 0, batch)
+	var res Import
+	flush := func() error {
+		r, err := st.Import(ctx, t, buf, engine.ImportOptions{})
+		if err != nil {
+			return err
+		}
+		res.Triplets += r.Accepted
+		res.Nodes += r.NodesCreated
+		buf = buf[:0]
+		return nil
+	}
+	err := src.Each(func(tr *engine.TripletInput) error {
+		buf = append(buf, *tr)
+		if len(buf) == batch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && len(buf) > 0 {
+		err = flush()
+	}
+	res.Seconds = time.Since(start).Seconds()
+	res.TripletsPerSec = float64(res.Triplets) / max(res.Seconds, 1e-9)
+	return res, err
+}
+
+func runGraph(ctx context.Context, cfg Config) (*Report, error) {
+	rep := &Report{Scenario: cfg.Scenario, Machine: machine()}
+	cfg.say("loading workload %s", cfg.Scenario)
+	wl, err := loadWorkload(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rep.Graph = wl.desc
+	dir := cfg.DataDir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "kgctx-bench-*"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+	}
+	app, err := api.OpenApp(ctx, api.AppConfig{DataDir: dir, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	defer app.Close()
+	if st, _ := app.Store.Stats(Tenant); st.Triplets == 0 {
+		cfg.say("importing")
+		imp, err := ImportSource(ctx, app.Store, Tenant, wl.source, 50_000)
+		if err != nil {
+			return nil, fmt.Errorf("import: %w", err)
+		}
+		rep.Import = &imp
+		cfg.say("imported %d triplets at %.0f/s", imp.Triplets, imp.TripletsPerSec)
+	} else {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("reused the graph already in %s (%d triplets): no import measured", dir, st.Triplets))
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 2))
+	queries := make([]string, cfg.Queries)
+	for i := range queries {
+		queries[i] = wl.queries[rng.IntN(len(wl.queries))]
+	}
+	req := func(q string) compose.GraphRequest {
+		return compose.GraphRequest{Identity: policy.Identity{AgentID: "bench", OrgID: Tenant.Org, Role: policy.RoleAgent},
+			Scope: Tenant, QueryText: q, BudgetTokens: cfg.BudgetTokens, TopK: cfg.TopK, Depth: cfg.Depth}
+	}
+	// Warm up caches and pools, then measure in process.
+	cfg.say("in-process latency (%d blocks)", len(queries))
+	for _, q := range queries[:min(200, len(queries))] {
+		if _, err := app.Composer.GraphBlock(ctx, req(q)); err != nil {
+			return nil, err
+		}
+	}
+	lat := make([]time.Duration, 0, len(queries))
+	var bs BlockStats
+	for _, q := range queries {
+		t := time.Now()
+		b, err := app.Composer.GraphBlock(ctx, req(q))
+		if err != nil {
+			return nil, err
+		}
+		lat = append(lat, time.Since(t))
+		if b.Block != "" {
+			bs.NonEmpty++
+		}
+		bs.MeanTriplets += float64(len(b.Triplets))
+		bs.MeanTokens += float64(b.ActualTokens)
+		bs.MeanCandidates += float64(b.Candidates)
+	}
+	n := float64(len(queries))
+	bs.MeanTriplets, bs.MeanTokens, bs.MeanCandidates = bs.MeanTriplets/n, bs.MeanTokens/n, bs.MeanCandidates/n
+	rep.Blocks = &bs
+	l := summarize(lat)
+	rep.InProcess = &l
+
+	// Over HTTP on loopback, through the real server and a real token.
+	srv, err := api.New(api.Config{App: app})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go srv.Serve(ln)
+	defer srv.Shutdown(context.Background())
+	tok := engine.NewTokenSecret()
+	if err := app.Store.PutToken(tok, engine.Token{OrgID: Tenant.Org, AgentID: "bench", Role: engine.RoleAgent}); err != nil {
+		return nil, err
+	}
+	client := &client{url: "http://" + ln.Addr().String() + "/v1/context/graph", tok: tok,
+		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}
+	body := func(q string) []byte {
+		b, _ := json.Marshal(map[string]any{"scope": map[string]string{"orgId": Tenant.Org, "projectId": Tenant.Project},
+			"queryText": q, "budgetTokens": cfg.BudgetTokens, "topK": cfg.TopK, "neighborhoodDepth": cfg.Depth})
+		return b
+	}
+	bodies := make([][]byte, len(queries))
+	for i, q := range queries {
+		bodies[i] = body(q)
+	}
+	cfg.say("HTTP latency (%d blocks)", len(queries))
+	for _, b := range bodies[:min(200, len(bodies))] {
+		if err := client.post(b); err != nil {
+			return nil, err
+		}
+	}
+	lat = lat[:0]
+	for _, b := range bodies {
+		t := time.Now()
+		if err := client.post(b); err != nil {
+			return nil, err
+		}
+		lat = append(lat, time.Since(t))
+	}
+	hl := summarize(lat)
+	rep.HTTP = &hl
+
+	cfg.say("HTTP throughput (%d workers, %s)", cfg.Workers, cfg.Duration)
+	var done atomic.Int64
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	stop := time.Now().Add(cfg.Duration)
+	start := time.Now()
+	for w := range cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; time.Now().Before(stop); i += cfg.Workers {
+				if err := client.post(bodies[i%len(bodies)]); err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+				done.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	secs := time.Since(start).Seconds()
+	rep.Throughput = &Throughput{Workers: cfg.Workers, Blocks: int(done.Load()), Seconds: secs, BlocksPerSec: float64(done.Load()) / secs}
+	rep.PeakRSSMB = peakRSSMB()
+	return rep, nil
+}
+
+type client struct {
+	url, tok string
+	http     *http.Client
+}
+
+func (c *client) post(body []byte) error {
+	req, err := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.tok)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("bench: server answered %d: %s", resp.StatusCode, b)
+	}
+	return nil
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/kgctx/kgctx/bench"
+)
+
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", stderr)
+	nodes := fs.Int("nodes", 0, "synthetic: nodes (default 100000); hnsw: generated vectors (default 100000)")
+	edges := fs.Int("edges", 0, "synthetic: edges (default 5 x nodes)")
+	queries := fs.Int("queries", 2000, "blocks per latency series")
+	workers := fs.Int("workers", 2, "concurrent HTTP clients for the throughput run")
+	duration := fs.Duration("duration", 5*time.Second, "length of the throughput run")
+	datasets := fs.String("datasets", "", "shared datasets folder (default: search upwards, or $KGCTX_DATASETS)")
+	data := fs.String("data", "", "keep the store in this directory (reused when it already holds the graph); default: a temporary one")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	scenario := "fb15k"
+	if len(pos) > 0 {
+		scenario = pos[0]
+	}
+	if len(pos) > 1 {
+		return fmt.Errorf("bench: one scenario at a time, got %v", pos)
+	}
+	cfg := bench.Config{Scenario: scenario, Nodes: *nodes, Edges: *edges, Queries: *queries, Workers: *workers,
+		Duration: *duration, Datasets: *datasets, DataDir: *data}
+	if !*asJSON || isTerminal(os.Stderr) {
+		cfg.Progress = stderr
+	}
+	rep, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return rep.WriteJSON(stdout)
+	}
+	rep.WriteText(stdout)
+	return nil
+}

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kgctx/kgctx/engine"
+)
+
+type graphFlags struct {
+	fs      *flag.FlagSet
+	data    *string
+	org     *string
+	project *string
+	json    *bool
+}
+
+func newGraphFlags(name string, stderr io.Writer) *graphFlags {
+	fs := newFlags("graph "+name, stderr)
+	return &graphFlags{fs: fs,
+		data:    fs.String("data", defaultDataDir, "data directory"),
+		org:     fs.String("org", "", "org id"),
+		project: fs.String("project", "", "project id"),
+		json:    fs.Bool("json", false, "machine-readable output")}
+}
+
+func (g *graphFlags) tenant(required bool) (engine.Tenant, error) {
+	t := engine.Tenant{Org: *g.org, Project: *g.project}
+	if !required && t.Org == "" && t.Project == "" {
+		return t, nil
+	}
+	if err := engine.ValidateID(t.Org); err != nil {
+		return t, fmt.Errorf("--org: %w", err)
+	}
+	if err := engine.ValidateID(t.Project); err != nil {
+		return t, fmt.Errorf("--project: %w", err)
+	}
+	return t, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func cmdGraph(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("graph: name a subcommand: status, stats, query or clear")
+	}
+	sub, args := args[0], args[1:]
+	switch sub {
+	case "status":
+		return graphStatus(ctx, args, stdout, stderr)
+	case "stats":
+		return graphStats(ctx, args, stdout, stderr)
+	case "query":
+		return graphQuery(ctx, args, stdout, stderr)
+	case "clear":
+		return graphClear(ctx, args, stdout, stderr)
+	}
+	return fmt.Errorf("graph: unknown subcommand %q (status, stats, query, clear)", sub)
+}
+
+type statusJSON struct {
+	DataDir   string          `json:"dataDir"`
+	Nodes     int             `json:"nodes"`
+	Triplets  int             `json:"triplets"`
+	Projects  int             `json:"projects"`
+	Vectors   int             `json:"vectors"`
+	Dimension int             `json:"dimension"`
+	Project   *engine.Stats   `json:"project,omitempty"`
+	Tenants   []engine.Tenant `json:"tenants"`
+	Check     string          `json:"check,omitempty"`
+}
+
+func graphStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	g := newGraphFlags("status", stderr)
+	check := g.fs.Bool("check", false, "also verify the store's invariants")
+	if _, err := parse(g.fs, args); err != nil {
+		return err
+	}
+	t, err := g.tenant(false)
+	if err != nil {
+		return err
+	}
+	app, err := openData(ctx, *g.data, stderr)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	st := statusJSON{DataDir: *g.data, Vectors: app.Index.Len(), Dimension: app.Store.Dim(), Tenants: app.Store.Tenants()}
+	st.Projects = len(st.Tenants)
+	_ = app.Store.View(func(v *engine.View) error {
+		st.Nodes, st.Triplets = v.NodeCount(), v.EdgeCount()
+		return nil
+	})
+	if t.Org != "" {
+		ps, err := app.Store.Stats(t)
+		if err != nil {
+			return err
+		}
+		st.Project = &ps
+	}
+	if *check {
+		st.Check = "ok"
+		if err := app.Store.Check(); err != nil {
+			st.Check = err.Error()
+		}
+	}
+	if *g.json {
+		return writeJSON(stdout, st)
+	}
+	fmt.Fprintln(stdout, "Knowledge Graph Status")
+	fmt.Fprintf(stdout, "  Data Directory: %s\n", st.DataDir)
+	fmt.Fprintf(stdout, "  Nodes:          %d\n", st.Nodes)
+	fmt.Fprintf(stdout, "  Triples:        %d\n", st.Triplets)
+	fmt.Fprintf(stdout, "  Projects:       %d\n", st.Projects)
+	fmt.Fprintf(stdout, "  Vectors:        %d (dimension %d)\n", st.Vectors, st.Dimension)
+	if st.Project != nil {
+		fmt.Fprintf(stdout, "  %s/%s:  %d nodes, %d triples\n", t.Org, t.Project, st.Project.Nodes, st.Project.Triplets)
+	}
+	if st.Check != "" {
+		fmt.Fprintf(stdout, "  Check:          %s\n", st.Check)
+		if st.Check != "ok" {
+			return exitError{1}
+		}
+	}
+	return nil
+}
+
+func graphStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	g := newGraphFlags("stats", stderr)
+	if _, err := parse(g.fs, args); err != nil {
+		return err
+	}
+	t, err := g.tenant(true)
+	if err != nil {
+		return err
+	}
+	app, err := openData(ctx, *g.data, stderr)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	st, err := app.Store.Stats(t)
+	if err != nil {
+		return err
+	}
+	if *g.json {
+		return writeJSON(stdout, st)
+	}
+	fmt.Fprintln(stdout, "Knowledge Graph Statistics")
+	fmt.Fprintf(stdout, "  Total Nodes:   %d\n", st.Nodes)
+	fmt.Fprintf(stdout, "  Total Triples: %d\n\n", st.Triplets)
+	type row struct {
+		name string
+		n    int
+	}
+	var rows []row
+	for name, n := range st.Predicates {
+		if n > 0 {
+			rows = append(rows, row{name, n})
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].n != rows[j].n {
+			return rows[i].n > rows[j].n
+		}
+		return rows[i].name < rows[j].name
+	})
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PREDICATE\tCOUNT")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\n", r.name, r.n)
+	}
+	return tw.Flush()
+}
+
+func graphQuery(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	g := newGraphFlags("query", stderr)
+	subj := g.fs.String("subject", "", "subject name")
+	pred := g.fs.String("predicate", "", "predicate")
+	obj := g.fs.String("object", "", "object name")
+	limit := g.fs.Int("limit", 100, "maximum triples")
+	if _, err := parse(g.fs, args); err != nil {
+		return err
+	}
+	t, err := g.tenant(true)
+	if err != nil {
+		return err
+	}
+	app, err := openData(ctx, *g.data, stderr)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	ts, err := app.Store.QueryTriplets(t, engine.TripletQuery{Subject: *subj, Predicate: *pred, Object: *obj, Limit: *limit})
+	if err != nil {
+		return err
+	}
+	if *g.json {
+		if ts == nil {
+			ts = []engine.Triplet{}
+		}
+		return writeJSON(stdout, map[string]any{"triplets": ts})
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SUBJECT\tPREDICATE\tOBJECT\tWEIGHT")
+	for _, x := range ts {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\n", x.Source, x.Relationship, x.Target, x.Weight)
+	}
+	return tw.Flush()
+}
+
+func graphClear(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	g := newGraphFlags("clear", stderr)
+	force := g.fs.Bool("force", false, "skip the confirmation")
+	if _, err := parse(g.fs, args); err != nil {
+		return err
+	}
+	t, err := g.tenant(true)
+	if err != nil {
+		return err
+	}
+	if !*force {
+		if !isTerminal(os.Stdin) {
+			return errors.New("graph clear: refusing without --force when standard input is not a terminal")
+		}
+		fmt.Fprintf(stderr, "This permanently deletes every node and triple of %s/%s. Type the project id to confirm: ", t.Org, t.Project)
+		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+		if strings.TrimSpace(line) != t.Project {
+			return errors.New("graph clear: not confirmed")
+		}
+	}
+	app, err := openData(ctx, *g.data, stderr)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	nodes, edges, err := app.Store.ClearProject(ctx, t)
+	if err != nil {
+		return err
+	}
+	if *g.json {
+		return writeJSON(stdout, map[string]int{"nodesDeleted": nodes, "triplesDeleted": edges})
+	}
+	fmt.Fprintf(stdout, "cleared %s/%s: %d nodes and %d triples deleted\n", t.Org, t.Project, nodes, edges)
+	return nil
+}
