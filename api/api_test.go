@@ -157,8 +157,8 @@ func TestEndToEndGraphBlock(t *testing.T) {
 		t.Fatalf("re-import: %d %s", r.status, r.body)
 	}
 	req := map[string]any{
-		"identity": map[string]any{"agentId": "agent_dev", "orgId": "org_123", "projectId": "proj_xyz", "sessionId": "ses_1"},
-		"scope":    map[string]any{"orgId": "org_123", "projectId": "proj_xyz"},
+		"identity":  map[string]any{"agentId": "agent_dev", "orgId": "org_123", "projectId": "proj_xyz", "sessionId": "ses_1"},
+		"scope":     map[string]any{"orgId": "org_123", "projectId": "proj_xyz"},
 		"queryText": "fix null pointer in auth middleware", "budgetTokens": 500, "topK": 10, "neighborhoodDepth": 2,
 	}
 	r = s.post("/v1/context/graph", ag, req)
@@ -169,8 +169,8 @@ func TestEndToEndGraphBlock(t *testing.T) {
 		Block    string
 		Triplets []struct {
 			SourceEntity, Relationship, TargetEntity, SourceNodeID, TargetNodeID string
-			RelevanceScore                                                     float64
-			Provenance                                                         *engine.Provenance
+			RelevanceScore                                                       float64
+			Provenance                                                           *engine.Provenance
 		}
 		ActualTokens int
 		Timings      map[string]float64
