@@ -14,6 +14,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"golang.org/x/term"
 )
 
 const usage = `kgctx: knowledge graph context blocks for AI coding agents
@@ -126,9 +128,6 @@ func (s *stringsFlag) Set(v string) error {
 	return nil
 }
 
-// isTerminal reports whether f is a character device (a terminal), where
-// progress lines make sense.
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether f is a terminal (not merely a character
+// device: /dev/null is one too), where progress lines and prompts make sense.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
