@@ -366,9 +366,30 @@ func TestPoliciesAdmin(t *testing.T) {
 	if ask() != 0 {
 		t.Fatal("forbid policy not in force")
 	}
-	// The set survives a restart of the app.
-	dir := s.app.Store
-	_ = dir
+}
+
+func TestPoliciesSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	app, err := OpenApp(context.Background(), AppConfig{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "permit (principal, action == Action::\"read\", resource) when { principal.orgId == resource.orgId };"
+	if err := app.SetPolicies("forbid ("); err == nil {
+		t.Fatal("invalid text accepted")
+	}
+	if err := app.SetPolicies(text); err != nil {
+		t.Fatal(err)
+	}
+	app.Close()
+	app, err = OpenApp(context.Background(), AppConfig{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	if app.PEP.Text() != text {
+		t.Fatalf("policies after restart: %q", app.PEP.Text())
+	}
 }
 
 func TestOpenAPIAndMetrics(t *testing.T) {

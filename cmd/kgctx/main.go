@@ -1,6 +1,3 @@
-// Command kgctx is the kgctx binary: the server, the offline importer and
-// graph tools, token creation and the benchmark harness. Wiring only: the
-// work is done by the packages it calls.
 package main
 
 import (

@@ -27,6 +27,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	embURL := fs.String("embed-url", "", "OpenAI-compatible embeddings server (e.g. http://127.0.0.1:11434); default: the built-in lexical embedder")
 	embModel := fs.String("embed-model", "", "embedding model name (with --embed-url)")
 	embDim := fs.Int("embed-dim", 0, "embedding dimension (with --embed-url)")
+	var tune tuning
+	tune.register(fs)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -44,7 +46,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		emb = h
 	}
 	start := time.Now()
-	app, err := api.OpenApp(ctx, api.AppConfig{DataDir: *data, SyncWrites: *sync, Embedder: emb, Logger: log})
+	cfg := api.AppConfig{DataDir: *data, SyncWrites: *sync, Embedder: emb, Logger: log}
+	if err := tune.apply(&cfg); err != nil {
+		return err
+	}
+	app, err := api.OpenApp(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", *data, err)
 	}

@@ -1,0 +1,44 @@
+# kgctx developer targets. `make ci` runs what CI runs (.ci/run).
+GO        ?= go
+BIN       ?= bin
+STATICCHECK_VERSION ?= 2025.1.1
+BENCH_PKGS ?= ./index/hnsw/ ./index/text/ ./index/embed/ ./index/fuse/ ./traverse/ ./compose/ ./bench/ ./engine/tripletio/
+BENCH_COUNT ?= 5
+
+.PHONY: all build fmt lint test race bench bench-compare ci clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/kgctx ./cmd/kgctx
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+# go vet always; staticcheck, installed into ./bin on first use.
+lint:
+	$(GO) vet ./...
+	@test -x $(BIN)/staticcheck || GOBIN=$(abspath $(BIN)) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	$(BIN)/staticcheck ./...
+
+test:
+	$(GO) test ./...
+
+race:
+	$(GO) test -race -short ./...
+
+# Go benchmarks with allocation counts; results in bench/results/new.txt.
+bench:
+	@mkdir -p bench/results
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) $(BENCH_PKGS) | tee bench/results/new.txt
+
+# Compare the last `make bench` against the committed baseline.
+bench-compare:
+	@test -x $(BIN)/benchstat || GOBIN=$(abspath $(BIN)) $(GO) install golang.org/x/perf/cmd/benchstat@latest
+	$(BIN)/benchstat bench/baseline.txt bench/results/new.txt
+
+ci:
+	./.ci/run
+
+clean:
+	rm -rf $(BIN) bench/results

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/kgctx/kgctx/api"
+	"github.com/kgctx/kgctx/traverse"
+)
+
+// tuning holds the retrieval knobs shared by serve (and any command that
+// composes blocks): HNSW parameters and the walk's caps.
+type tuning struct {
+	m, efConstruction, efSearch int
+	maxFanout, maxVisited       int
+	hopDecay                    float64
+}
+
+func (t *tuning) register(fs *flag.FlagSet) {
+	fs.IntVar(&t.m, "hnsw-m", 16, "HNSW M (neighbours per node; layer 0 keeps 2M)")
+	fs.IntVar(&t.efConstruction, "hnsw-ef-construction", 200, "HNSW efConstruction")
+	fs.IntVar(&t.efSearch, "hnsw-ef-search", 64, "HNSW efSearch")
+	fs.IntVar(&t.maxFanout, "max-fanout", traverse.DefaultMaxFanout, "edges a node offers to the walk, strongest first")
+	fs.IntVar(&t.maxVisited, "max-visited", traverse.DefaultMaxVisited, "nodes a walk may visit")
+	fs.Float64Var(&t.hopDecay, "hop-decay", traverse.DefaultHopDecay, "score factor per extra hop, in (0,1]")
+}
+
+func (t *tuning) apply(cfg *api.AppConfig) error {
+	cfg.Index.HNSW.M, cfg.Index.HNSW.EfConstruction, cfg.Index.HNSW.EfSearch = t.m, t.efConstruction, t.efSearch
+	cfg.Expand = traverse.Options{MaxFanout: t.maxFanout, MaxVisited: t.maxVisited, HopDecay: t.hopDecay}
+	if err := cfg.Expand.Validate(); err != nil {
+		return err
+	}
+	return cfg.Index.Validate()
+}
