@@ -7,7 +7,9 @@ type item struct {
 	id uint32
 }
 
-// less orders by distance, then id, so ties break the same way on every run.
+// less orders by distance, then id, so ties break the same way on every run
+// (the result heap uses it; the candidate heap compares distances only, since
+// the order in which equal candidates are expanded does not matter).
 func (a item) less(b item) bool { return a.d < b.d || (a.d == b.d && a.id < b.id) }
 
 // minHeap pops the closest item first (the candidate queue).
@@ -18,7 +20,7 @@ func (h *minHeap) push(x item) {
 	i := len(s) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !s[i].less(s[p]) {
+		if s[i].d >= s[p].d {
 			break
 		}
 		s[i], s[p] = s[p], s[i]
@@ -40,10 +42,10 @@ func (h *minHeap) pop() item {
 			break
 		}
 		c := l
-		if r := l + 1; r < n && s[r].less(s[l]) {
+		if r := l + 1; r < n && s[r].d < s[l].d {
 			c = r
 		}
-		if !s[c].less(s[i]) {
+		if s[c].d >= s[i].d {
 			break
 		}
 		s[i], s[c] = s[c], s[i]
@@ -75,8 +77,25 @@ func (h *maxHeap) pop() item {
 	top := s[0]
 	n := len(s) - 1
 	s[0] = s[n]
-	s = s[:n]
+	*h = s[:n]
+	h.down()
+	return top
+}
+
+// replaceTop replaces the farthest item by x (pop+push with one sift).
+func (h *maxHeap) replaceTop(x item) {
+	(*h)[0] = x
+	h.down()
+}
+
+func (h *maxHeap) down() {
+	s := *h
+	n := len(s)
+	if n == 0 {
+		return
+	}
 	i := 0
+	x := s[0]
 	for {
 		l := 2*i + 1
 		if l >= n {
@@ -86,14 +105,13 @@ func (h *maxHeap) pop() item {
 		if r := l + 1; r < n && s[l].less(s[r]) {
 			c = r
 		}
-		if !s[i].less(s[c]) {
+		if !x.less(s[c]) {
 			break
 		}
-		s[i], s[c] = s[c], s[i]
+		s[i] = s[c]
 		i = c
 	}
-	*h = s
-	return top
+	s[i] = x
 }
 
 // drainSorted empties h into dst in ascending order and returns dst.

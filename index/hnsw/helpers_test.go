@@ -249,6 +249,16 @@ func seqIDs(n int) []uint32 {
 	return ids
 }
 
+// bitmapN returns a bitmap of exactly count distinct random ids in [0,n).
+func bitmapN(n, count int, seed uint64) *roaring.Bitmap {
+	r := rand.New(rand.NewPCG(seed, 3))
+	b := roaring.New()
+	for _, i := range r.Perm(n)[:count] {
+		b.Add(uint32(i))
+	}
+	return b
+}
+
 // bitmapOf returns a bitmap holding each id of [0,n) with probability p.
 func bitmapOf(n int, p float64, seed uint64) *roaring.Bitmap {
 	r := rand.New(rand.NewPCG(seed, 2))

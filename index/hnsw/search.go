@@ -242,9 +242,10 @@ func (g *Graph) searchLayer(s *scratch, d *directory, q []float32, ef, l int, ch
 			if len(s.res) < ef || dd < bound {
 				s.cand.push(item{dd, nb})
 				if (!checkDel || nch.state[ns].Load()&stDeleted == 0) && (allow == nil || allow.Contains(nb)) {
-					s.res.push(item{dd, nb})
-					if len(s.res) > ef {
-						s.res.pop()
+					if len(s.res) < ef {
+						s.res.push(item{dd, nb})
+					} else {
+						s.res.replaceTop(item{dd, nb})
 					}
 					bound = s.res[0].d
 				}
@@ -278,8 +279,7 @@ func (g *Graph) exact(s *scratch, dst []Result, q []float32, k int, allow *roari
 		if len(s.res) < k {
 			s.res.push(it)
 		} else if it.less(s.res[0]) {
-			s.res.pop()
-			s.res.push(it)
+			s.res.replaceTop(it)
 		}
 	}
 	if allow != nil {
