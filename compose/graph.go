@@ -187,6 +187,10 @@ func (c *Composer) GraphBlock(ctx context.Context, req GraphRequest) (*GraphBloc
 	return out, nil
 }
 
+// lineOverhead is the code points of a line besides its three names:
+// "\n- " and two " → ".
+const lineOverhead = 3 + 3 + 3
+
 // render walks candidates best first and fills the block. It returns the
 // edge ids of the chosen triplets.
 func (c *Composer) render(v *engine.View, req GraphRequest, sc *graphScratch, out *GraphBlock) []uint32 {
@@ -195,7 +199,7 @@ func (c *Composer) render(v *engine.View, req GraphRequest, sc *graphScratch, ou
 	limit := req.BudgetTokens * 4 // code points the block may hold
 	headerRunes := utf8.RuneCountInString(GraphHeader)
 	used := headerRunes
-	const minLine = 1 + len("- x → y → z") - 4 // newline + shortest line, in code points ("→" is one)
+	const minLine = lineOverhead + 3 // the shortest line: one-character names
 	if used+minLine > limit {
 		return nil
 	}
@@ -215,25 +219,29 @@ func (c *Composer) render(v *engine.View, req GraphRequest, sc *graphScratch, ou
 		if !ok {
 			break
 		}
+		// Measure first: most candidates met once the block is nearly full
+		// do not fit, and measuring a clean name costs no allocation,
+		// where a policy decision or a rendered line would.
+		srcName, rel, dstName := v.NodeName(cand.Src), v.RelName(cand.Rel), v.NodeName(cand.Dst)
+		n := lineOverhead + SanitizedLen(srcName, MaxNameRunes) + SanitizedLen(rel, MaxNameRunes) + SanitizedLen(dstName, MaxNameRunes)
+		if used+n > limit {
+			continue // skip and go on: a shorter line may still fit
+		}
 		if !allow(cand.Src) || !allow(cand.Dst) {
 			out.Denied++
 			continue
 		}
 		sc.line = append(sc.line[:0], "\n- "...)
 		srcStart := len(sc.line)
-		sc.line = AppendSanitized(sc.line, v.NodeName(cand.Src), MaxNameRunes)
+		sc.line = AppendSanitized(sc.line, srcName, MaxNameRunes)
 		srcEnd := len(sc.line)
 		sc.line = append(sc.line, " → "...)
 		relStart := len(sc.line)
-		sc.line = AppendSanitized(sc.line, v.RelName(cand.Rel), MaxNameRunes)
+		sc.line = AppendSanitized(sc.line, rel, MaxNameRunes)
 		relEnd := len(sc.line)
 		sc.line = append(sc.line, " → "...)
 		dstStart := len(sc.line)
-		sc.line = AppendSanitized(sc.line, v.NodeName(cand.Dst), MaxNameRunes)
-		n := utf8.RuneCount(sc.line)
-		if used+n > limit {
-			continue // skip and go on: a shorter line may still fit
-		}
+		sc.line = AppendSanitized(sc.line, dstName, MaxNameRunes)
 		used += n
 		sc.buf = append(sc.buf, sc.line...)
 		out.Triplets = append(out.Triplets, GraphTriplet{

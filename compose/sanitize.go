@@ -82,6 +82,16 @@ func AppendSanitized(dst []byte, s string, maxRunes int) []byte {
 	return dst
 }
 
+// SanitizedLen is the number of code points of Sanitize(s, maxRunes),
+// computed without building it when s is already clean (the common case).
+func SanitizedLen(s string, maxRunes int) int {
+	if isClean(s, maxRunes) {
+		return len(s)
+	}
+	var buf [256]byte
+	return utf8.RuneCount(AppendSanitized(buf[:0], s, maxRunes))
+}
+
 // Tokens estimates tokens as ceil(code points / 4), the references'
 // heuristic (no tokenizer dependency).
 func Tokens(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }

@@ -56,3 +56,14 @@ func TestTokens(t *testing.T) {
 		}
 	}
 }
+
+func FuzzSanitizedLen(f *testing.F) {
+	f.Add("AuthService")
+	f.Add(" a  b\n")
+	f.Add(strings.Repeat("ß", 130))
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := SanitizedLen(s, MaxNameRunes), utf8.RuneCountInString(Sanitize(s, MaxNameRunes)); got != want {
+			t.Fatalf("SanitizedLen(%q) = %d, want %d", s, got, want)
+		}
+	})
+}
