@@ -38,6 +38,8 @@ type Composer struct {
 	Logger *slog.Logger
 
 	pool sync.Pool // *graphScratch
+
+	nameLens, relLens lenCache // SanitizedLen by node id, by relationship id
 }
 
 // GraphRequest is buildGraphContextBlock's input.
@@ -193,12 +195,19 @@ const lineOverhead = 3 + 3 + 3
 
 // render walks candidates best first and fills the block. It returns the
 // edge ids of the chosen triplets.
+//
+// While lines fit, candidates come off a heap in importance order. The first
+// line that does not fit ends that phase: the room left can only shrink, so
+// every candidate whose line is longer than the room now can never fit, and
+// one linear pass keeps the others; those few are then sorted and tried in
+// importance order. The result is the one a loop over every candidate in
+// importance order would give (skip what does not fit, continue), without
+// popping thousands of candidates off the heap.
 func (c *Composer) render(v *engine.View, req GraphRequest, sc *graphScratch, out *GraphBlock) []uint32 {
 	pr := c.PEP.NewRequest(req.Identity, policy.VerbRead)
 	defer pr.Release()
 	limit := req.BudgetTokens * 4 // code points the block may hold
-	headerRunes := utf8.RuneCountInString(GraphHeader)
-	used := headerRunes
+	used := utf8.RuneCountInString(GraphHeader)
 	const minLine = lineOverhead + 3 // the shortest line: one-character names
 	if used+minLine > limit {
 		return nil
@@ -213,35 +222,27 @@ func (c *Composer) render(v *engine.View, req GraphRequest, sc *graphScratch, ou
 		policyTime += time.Since(t)
 		return ok
 	}
-	r := traverse.NewRanker(sc.cands)
-	for used+minLine <= limit {
-		cand, ok := r.Next()
-		if !ok {
-			break
-		}
-		// Measure first: most candidates met once the block is nearly full
-		// do not fit, and measuring a clean name costs no allocation,
-		// where a policy decision or a rendered line would.
-		srcName, rel, dstName := v.NodeName(cand.Src), v.RelName(cand.Rel), v.NodeName(cand.Dst)
-		n := lineOverhead + SanitizedLen(srcName, MaxNameRunes) + SanitizedLen(rel, MaxNameRunes) + SanitizedLen(dstName, MaxNameRunes)
-		if used+n > limit {
-			continue // skip and go on: a shorter line may still fit
-		}
+	lineLen := func(cand *traverse.Candidate) int {
+		return lineOverhead + c.nameLens.get(cand.Src, v.NodeName) +
+			c.relLens.get(cand.Rel, v.RelName) + c.nameLens.get(cand.Dst, v.NodeName)
+	}
+	// add checks the policy on both endpoints, then renders the line.
+	add := func(cand *traverse.Candidate, n int) {
 		if !allow(cand.Src) || !allow(cand.Dst) {
 			out.Denied++
-			continue
+			return
 		}
 		sc.line = append(sc.line[:0], "\n- "...)
 		srcStart := len(sc.line)
-		sc.line = AppendSanitized(sc.line, srcName, MaxNameRunes)
+		sc.line = AppendSanitized(sc.line, v.NodeName(cand.Src), MaxNameRunes)
 		srcEnd := len(sc.line)
 		sc.line = append(sc.line, " → "...)
 		relStart := len(sc.line)
-		sc.line = AppendSanitized(sc.line, rel, MaxNameRunes)
+		sc.line = AppendSanitized(sc.line, v.RelName(cand.Rel), MaxNameRunes)
 		relEnd := len(sc.line)
 		sc.line = append(sc.line, " → "...)
 		dstStart := len(sc.line)
-		sc.line = AppendSanitized(sc.line, dstName, MaxNameRunes)
+		sc.line = AppendSanitized(sc.line, v.NodeName(cand.Dst), MaxNameRunes)
 		used += n
 		sc.buf = append(sc.buf, sc.line...)
 		out.Triplets = append(out.Triplets, GraphTriplet{
@@ -250,6 +251,37 @@ func (c *Composer) render(v *engine.View, req GraphRequest, sc *graphScratch, ou
 			SourceNodeID: v.NodeID(cand.Src), TargetNodeID: v.NodeID(cand.Dst), Edge: cand.Edge, Src: cand.Src, Dst: cand.Dst,
 		})
 		edges = append(edges, cand.Edge)
+	}
+	r := traverse.NewRanker(sc.cands)
+	for used+minLine <= limit {
+		cand, ok := r.Next()
+		if !ok {
+			break
+		}
+		if n := lineLen(&cand); used+n <= limit {
+			add(&cand, n)
+			continue
+		}
+		// The tail: only lines that fit the room left can still be added.
+		room := limit - used
+		rest := r.Rest()
+		fit := rest[:0]
+		for i := range rest {
+			if lineLen(&rest[i]) <= room {
+				fit = append(fit, rest[i])
+			}
+		}
+		tail := traverse.NewRanker(fit)
+		for used+minLine <= limit {
+			t, ok := tail.Next()
+			if !ok {
+				break
+			}
+			if n := lineLen(&t); used+n <= limit {
+				add(&t, n)
+			}
+		}
+		break
 	}
 	out.Timings.PolicyMs = ms(policyTime)
 	if len(out.Triplets) == 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
 )
@@ -38,7 +39,7 @@ func (s *Store) Check() error {
 		}
 	}
 	g := s.g
-	if len(g.out) != len(g.nodes) || len(g.in) != len(g.nodes) {
+	if len(g.out) != len(g.nodes) || len(g.in) != len(g.nodes) || len(g.nodeW) != len(g.nodes) || len(g.ranked) != len(g.nodes) {
 		bad("adjacency arrays have %d/%d slots for %d nodes", len(g.out), len(g.in), len(g.nodes))
 		return errors.Join(errs...)
 	}
@@ -76,8 +77,19 @@ func (s *Store) Check() error {
 		if g.byUUID[n.uuid] != d {
 			bad("id index of node %d points elsewhere", d)
 		}
+		if g.nodeW[d] != n.weight {
+			bad("node %d weight mirror %v differs from its record's %v", d, g.nodeW[d], n.weight)
+		}
 		if n.norm != NormalizeName(n.name) {
 			bad("node %d normalised name is stale", d)
+		}
+		if p := g.ranked[d].Load(); p != nil {
+			cached := *p
+			g.ranked[d].Store(nil)
+			fresh := (&View{g: g}).Ranked(d)
+			if !slices.Equal(cached, fresh) {
+				bad("node %d cached edge ranking is stale", d)
+			}
 		}
 		for _, b := range []*roaring.Bitmap{g.out[d], g.in[d]} {
 			if b != nil && b.IsEmpty() {

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"sync/atomic"
+
 	"github.com/RoaringBitmap/roaring/v2"
 )
 
@@ -12,9 +14,21 @@ import (
 // holds readers back only for the in-memory apply.
 type graph struct {
 	nodes []nodeRec // by dense id; !live for deleted or never-written slots
+	// nodeW mirrors nodes[i].weight in a dense array: the walk reads two
+	// node weights per edge it scores, and a 150-byte record per read
+	// would cost a cache miss each. putNode keeps it in step.
+	nodeW []float64
 	edges []edgeRec // by edge id
 
 	out, in []*roaring.Bitmap // by dense id: incident edge ids; nil when empty
+
+	// ranked caches, per node, its incident edges sorted by weight
+	// descending then id, with what the walk needs of each (other end,
+	// weight) so that walking a node reads one contiguous slice instead of
+	// an edge record per edge. Readers fill it lazily (under the read lock,
+	// hence atomic); writers clear a node's entry whenever one of its
+	// edges appears, goes or changes weight.
+	ranked []atomic.Pointer[[]Incident]
 
 	rels     []string          // by relationship id
 	relIndex map[string]uint32 // normalised name -> id
@@ -117,10 +131,20 @@ func (g *graph) growNodes(n uint32) {
 		ni := make([]*roaring.Bitmap, len(g.in), c)
 		copy(ni, g.in)
 		g.in = ni
+		nw := make([]float64, len(g.nodeW), c)
+		copy(nw, g.nodeW)
+		g.nodeW = nw
+		nr := make([]atomic.Pointer[[]Incident], len(g.ranked), c)
+		for i := range g.ranked {
+			nr[i].Store(g.ranked[i].Load())
+		}
+		g.ranked = nr
 	}
 	g.nodes = g.nodes[:n]
+	g.nodeW = g.nodeW[:n]
 	g.out = g.out[:n]
 	g.in = g.in[:n]
+	g.ranked = g.ranked[:n]
 	g.deletedNodes.AddRange(uint64(old), uint64(n))
 }
 
@@ -155,6 +179,7 @@ func (g *graph) putNode(id uint32, rec nodeRec) {
 	}
 	rec.live = true
 	g.nodes[id] = rec
+	g.nodeW[id] = rec.weight
 	g.byName[nameKey{rec.tenant, rec.norm}] = id
 	g.byUUID[rec.uuid] = id
 }
@@ -171,7 +196,9 @@ func (g *graph) removeNode(id uint32) {
 	g.orgNodes[g.tenants[n.tenant].Org].Remove(id)
 	g.deletedNodes.Add(id)
 	g.out[id], g.in[id] = nil, nil
+	g.ranked[id].Store(nil)
 	*n = nodeRec{}
+	g.nodeW[id] = 0
 	g.liveNodes--
 }
 
@@ -179,7 +206,11 @@ func (g *graph) putEdge(id uint32, rec edgeRec) {
 	g.growEdges(id + 1)
 	old := &g.edges[id]
 	if old.live {
-		old.weight = rec.weight
+		if old.weight != rec.weight {
+			old.weight = rec.weight
+			g.ranked[old.src].Store(nil)
+			g.ranked[old.dst].Store(nil)
+		}
 		return
 	}
 	rec.live = true
@@ -197,6 +228,8 @@ func (g *graph) putEdge(id uint32, rec edgeRec) {
 	g.relEdges[rec.rel].Add(id)
 	g.projEdges[rec.tenant].Add(id)
 	g.byTriple[tripleKey{rec.src, rec.rel, rec.dst}] = id
+	g.ranked[rec.src].Store(nil)
+	g.ranked[rec.dst].Store(nil)
 }
 
 func (g *graph) removeEdge(id uint32) {
@@ -219,6 +252,8 @@ func (g *graph) removeEdge(id uint32) {
 	g.relEdges[e.rel].Remove(id)
 	g.projEdges[e.tenant].Remove(id)
 	delete(g.byTriple, tripleKey{e.src, e.rel, e.dst})
+	g.ranked[e.src].Store(nil)
+	g.ranked[e.dst].Store(nil)
 	g.deletedEdges.Add(id)
 	*e = edgeRec{}
 	g.liveEdges--

@@ -496,3 +496,44 @@ func TestConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRankedCacheFollowsWrites reads TopEdges (filling the cache), then
+// changes weights, adds and deletes edges; Check compares the cache with a
+// fresh ranking after each step.
+func TestRankedCacheFollowsWrites(t *testing.T) {
+	s, _ := openTest(t, nil)
+	hub := func() []uint32 {
+		var out []uint32
+		_ = s.View(func(v *View) error {
+			n, _ := v.Lookup(tenA, "Hub")
+			out = v.TopEdges(nil, n, 0)
+			return nil
+		})
+		return out
+	}
+	mustImport(t, s, tenA, tr("Hub", "calls", "A"), tr("Hub", "calls", "B"), tr("C", "calls", "Hub"))
+	if len(hub()) != 3 {
+		t.Fatal("want 3 edges")
+	}
+	x := tr("Hub", "calls", "B")
+	x.Weight = f64(0.9)
+	mustImport(t, s, tenA, x)
+	if got := hub(); len(got) != 3 {
+		t.Fatal(got)
+	} else if e, _ := s.Triplet(got[0]); e.Target != "B" {
+		t.Fatalf("heaviest edge first: %+v", e)
+	}
+	mustImport(t, s, tenA, tr("Hub", "calls", "D"))
+	if len(hub()) != 4 {
+		t.Fatal("new edge missing from the ranking")
+	}
+	if err := s.DeleteTriplet(context.Background(), tenA, "Hub", "calls", "B"); err != nil {
+		t.Fatal(err)
+	}
+	if len(hub()) != 3 {
+		t.Fatal("deleted edge still ranked")
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -57,7 +57,7 @@ func (v *View) Edge(e uint32) EdgeInfo {
 func (v *View) EdgeLive(e uint32) bool { return int(e) < len(v.g.edges) && v.g.edges[e].live }
 
 // NodeWeight is node n's EMA weight.
-func (v *View) NodeWeight(n uint32) float64 { return v.g.nodes[n].weight }
+func (v *View) NodeWeight(n uint32) float64 { return v.g.nodeW[n] }
 
 // NodeName is node n's display name.
 func (v *View) NodeName(n uint32) string { return v.g.nodes[n].name }
@@ -133,51 +133,97 @@ func (v *View) Node(n uint32) Node {
 		CreatedAt: unixTime(r.created), UpdatedAt: unixTime(r.updated)}
 }
 
-// TopEdges appends to dst[:0] node n's live incident edges (outgoing and
-// incoming; a self-loop once), highest weight first, ties by lower edge id,
-// at most limit of them (all when limit <= 0). It caps hubs: the expansion
-// of a node with thousands of edges looks at its strongest few only.
-func (v *View) TopEdges(dst []uint32, n uint32, limit int) []uint32 {
-	dst = dst[:0]
+// Incident is one edge as seen from one of its endpoints.
+type Incident struct {
+	Edge uint32
+	// other is the far endpoint; its top bit is set when the edge comes
+	// in (the near endpoint is its target).
+	other  uint32
+	Weight float64
+	Rel    uint32
+}
+
+const incomingBit = 1 << 31
+
+// Other is the edge's far endpoint.
+func (i Incident) Other() uint32 { return i.other &^ incomingBit }
+
+// Ends returns the edge's (source, target) given its near endpoint n.
+func (i Incident) Ends(n uint32) (src, dst uint32) {
+	if i.other&incomingBit != 0 {
+		return i.other &^ incomingBit, n
+	}
+	return n, i.other
+}
+
+// Ranked returns node n's live incident edges (outgoing and incoming; a
+// self-loop once), highest weight first, ties by lower edge id. The ranking
+// is computed once per node and cached until one of its edges changes; the
+// slice is the cache itself: read it, never modify it, never keep it past
+// the View. The walk takes a prefix of it to cap hubs.
+func (v *View) Ranked(n uint32) []Incident {
 	g := v.g
+	if p := g.ranked[n].Load(); p != nil {
+		return *p
+	}
+	var ids []uint32
 	out, in := g.out[n], g.in[n]
 	if out != nil {
-		dst = appendBitmap(dst, out)
+		ids = appendBitmap(ids, out)
 	}
 	if in != nil {
-		mark := len(dst)
-		dst = appendBitmap(dst, in)
+		mark := len(ids)
+		ids = appendBitmap(ids, in)
 		if out != nil {
 			// Drop self-loops, already listed as outgoing.
 			w := mark
-			for _, e := range dst[mark:] {
+			for _, e := range ids[mark:] {
 				if g.edges[e].src != n {
-					dst[w] = e
+					ids[w] = e
 					w++
 				}
 			}
-			dst = dst[:w]
+			ids = ids[:w]
 		}
 	}
-	less := func(a, b uint32) int {
-		wa, wb := g.edges[a].weight, g.edges[b].weight
+	list := make([]Incident, len(ids))
+	for i, e := range ids {
+		r := &g.edges[e]
+		other := r.dst
+		if r.src != n {
+			other = r.src | incomingBit
+		}
+		list[i] = Incident{Edge: e, other: other, Weight: r.weight, Rel: r.rel}
+	}
+	slices.SortFunc(list, func(a, b Incident) int {
 		switch {
-		case wa > wb:
+		case a.Weight > b.Weight:
 			return -1
-		case wa < wb:
+		case a.Weight < b.Weight:
 			return 1
-		case a < b:
+		case a.Edge < b.Edge:
 			return -1
-		case a > b:
+		case a.Edge > b.Edge:
 			return 1
 		}
 		return 0
+	})
+	// Concurrent readers may both compute it; either result is the same.
+	g.ranked[n].Store(&list)
+	return list
+}
+
+// TopEdges appends to dst[:0] the ids of the first limit edges of
+// Ranked(n) (all when limit <= 0).
+func (v *View) TopEdges(dst []uint32, n uint32, limit int) []uint32 {
+	list := v.Ranked(n)
+	if limit <= 0 || limit > len(list) {
+		limit = len(list)
 	}
-	if limit > 0 && len(dst) > limit {
-		selectTop(dst, limit, less)
-		dst = dst[:limit]
+	dst = dst[:0]
+	for _, in := range list[:limit] {
+		dst = append(dst, in.Edge)
 	}
-	slices.SortFunc(dst, less)
 	return dst
 }
 
@@ -188,46 +234,4 @@ func appendBitmap(dst []uint32, b *roaring.Bitmap) []uint32 {
 	tail := dst[start:]
 	b.ToExistingArray(&tail)
 	return dst
-}
-
-// selectTop reorders a so that its k smallest elements under cmp come first
-// (in no particular order): quickselect, linear on average.
-func selectTop(a []uint32, k int, cmp func(a, b uint32) int) {
-	lo, hi := 0, len(a)-1
-	for lo < hi {
-		// Median of three as pivot keeps sorted inputs linear.
-		mid := lo + (hi-lo)/2
-		if cmp(a[mid], a[lo]) < 0 {
-			a[mid], a[lo] = a[lo], a[mid]
-		}
-		if cmp(a[hi], a[lo]) < 0 {
-			a[hi], a[lo] = a[lo], a[hi]
-		}
-		if cmp(a[hi], a[mid]) < 0 {
-			a[hi], a[mid] = a[mid], a[hi]
-		}
-		p := a[mid]
-		i, j := lo, hi
-		for i <= j {
-			for cmp(a[i], p) < 0 {
-				i++
-			}
-			for cmp(p, a[j]) < 0 {
-				j--
-			}
-			if i <= j {
-				a[i], a[j] = a[j], a[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k-1 <= j:
-			hi = j
-		case k-1 >= i:
-			lo = i
-		default:
-			return
-		}
-	}
 }

@@ -56,7 +56,6 @@ type scratch struct {
 	visited  []uint32
 	frontier []entry
 	next     []entry
-	edges    []uint32
 	table    candTable
 }
 
@@ -114,13 +113,8 @@ func (sc *scratch) expand(v *engine.View, seeds []Seed, o Options, dst []Candida
 		sc.next = sc.next[:0]
 		for _, f := range sc.frontier {
 			cand := f.reach * o.HopDecay
-			sc.edges = v.TopEdges(sc.edges, f.node, o.MaxFanout)
-			for _, e := range sc.edges {
-				info := v.Edge(e)
-				w := info.Dst
-				if w == f.node {
-					w = info.Src
-				}
+			for _, in := range top(v, f.node, o.MaxFanout) {
+				w := in.Other()
 				sl := &sc.slots[w]
 				if sl.epoch != ep {
 					if len(sc.visited) >= o.MaxVisited {
@@ -148,14 +142,22 @@ func (sc *scratch) expand(v *engine.View, seeds []Seed, o Options, dst []Candida
 	sc.table.reset(len(sc.visited) * 8)
 	for _, n := range sc.visited {
 		sl := &sc.slots[n]
-		sc.edges = v.TopEdges(sc.edges, n, o.MaxFanout)
-		for _, e := range sc.edges {
-			info := v.Edge(e)
-			imp := sl.reach * info.Weight * (v.NodeWeight(info.Src) + v.NodeWeight(info.Dst)) / 2
-			dst = sc.offer(dst, e, info, imp, n, sl.hop+1)
+		wn := v.NodeWeight(n)
+		for _, in := range top(v, n, o.MaxFanout) {
+			imp := sl.reach * in.Weight * (wn + v.NodeWeight(in.Other())) / 2
+			dst = sc.offer(dst, n, in, imp, sl.hop+1)
 		}
 	}
 	return dst
+}
+
+// top is the prefix of n's ranked edges the walk may use.
+func top(v *engine.View, n uint32, fanout int) []engine.Incident {
+	list := v.Ranked(n)
+	if len(list) > fanout {
+		list = list[:fanout]
+	}
+	return list
 }
 
 // seedEdges handles depth 0: edges whose endpoints are both seeds.
@@ -164,23 +166,24 @@ func (sc *scratch) seedEdges(v *engine.View, o Options, dst []Candidate) []Candi
 	sc.table.reset(len(sc.visited) * 8)
 	for _, n := range sc.visited {
 		sl := &sc.slots[n]
-		sc.edges = v.TopEdges(sc.edges, n, o.MaxFanout)
-		for _, e := range sc.edges {
-			info := v.Edge(e)
-			if sc.slots[info.Src].epoch != ep || sc.slots[info.Dst].epoch != ep {
+		wn := v.NodeWeight(n)
+		for _, in := range top(v, n, o.MaxFanout) {
+			if sc.slots[in.Other()].epoch != ep {
 				continue
 			}
-			imp := sl.reach * info.Weight * (v.NodeWeight(info.Src) + v.NodeWeight(info.Dst)) / 2
-			dst = sc.offer(dst, e, info, imp, n, 1)
+			imp := sl.reach * in.Weight * (wn + v.NodeWeight(in.Other())) / 2
+			dst = sc.offer(dst, n, in, imp, 1)
 		}
 	}
 	return dst
 }
 
-func (sc *scratch) offer(dst []Candidate, e uint32, info engine.EdgeInfo, imp float64, from uint32, hop uint8) []Candidate {
-	idx, found := sc.table.slot(e, int32(len(dst)))
+// offer records edge in, seen from its endpoint from, as a candidate.
+func (sc *scratch) offer(dst []Candidate, from uint32, in engine.Incident, imp float64, hop uint8) []Candidate {
+	idx, found := sc.table.slot(in.Edge, int32(len(dst)))
 	if !found {
-		return append(dst, Candidate{Edge: e, Src: info.Src, Dst: info.Dst, Rel: info.Rel, Importance: imp, From: from, Hop: hop})
+		src, dstN := in.Ends(from)
+		return append(dst, Candidate{Edge: in.Edge, Src: src, Dst: dstN, Rel: in.Rel, Importance: imp, From: from, Hop: hop})
 	}
 	c := &dst[idx]
 	if imp > c.Importance || (imp == c.Importance && hop < c.Hop) {

@@ -60,3 +60,11 @@ func (r *Ranker) down(i int) {
 		i = best
 	}
 }
+
+// Rest returns the candidates not yet popped, in no particular order, and
+// empties the ranker. The slice aliases the ranker's.
+func (r *Ranker) Rest() []Candidate {
+	rest := r.h
+	r.h = r.h[:0]
+	return rest
+}

@@ -1,0 +1,52 @@
+package compose
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// lenCache remembers SanitizedLen of names by dense id. A node's name never
+// changes (the engine never reuses ids, and re-imports only add aliases),
+// so an entry never goes stale. Reads are lock-free; a miss computes the
+// length and stores it (racing writers store the same value).
+type lenCache struct {
+	mu     sync.Mutex // serialises growth
+	chunks atomic.Pointer[[]*lenChunk]
+}
+
+const lenChunkBits = 12
+
+type lenChunk [1 << lenChunkBits]atomic.Int32 // length+1; 0 = unknown
+
+// get returns the sanitised length of id's name; name is only called on a
+// miss (reading a name touches its record, the cache miss this avoids).
+func (c *lenCache) get(id uint32, name func(uint32) string) int {
+	ci, off := int(id>>lenChunkBits), id&(1<<lenChunkBits-1)
+	if cs := c.chunks.Load(); cs != nil && ci < len(*cs) {
+		if ch := (*cs)[ci]; ch != nil {
+			if v := ch[off].Load(); v != 0 {
+				return int(v - 1)
+			}
+		}
+	}
+	n := SanitizedLen(name(id), MaxNameRunes)
+	c.chunk(ci)[off].Store(int32(n + 1))
+	return n
+}
+
+func (c *lenCache) chunk(ci int) *lenChunk {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var cs []*lenChunk
+	if p := c.chunks.Load(); p != nil {
+		cs = *p
+	}
+	if ci < len(cs) && cs[ci] != nil {
+		return cs[ci]
+	}
+	grown := make([]*lenChunk, max(len(cs), ci+1))
+	copy(grown, cs)
+	grown[ci] = new(lenChunk)
+	c.chunks.Store(&grown)
+	return grown[ci]
+}
