@@ -265,6 +265,9 @@ func (s *Store) checkStored() []error {
 		if m != rec {
 			bad("edge %d differs between memory and disk", id)
 		}
+		if edgeHasProvenance(v) != g.provEdges.Contains(id) {
+			bad("edge %d provenance flag differs from its record", id)
+		}
 		return nil
 	})
 	if err != nil {

@@ -42,6 +42,9 @@ type graph struct {
 
 	deletedNodes *roaring.Bitmap // ids below len(nodes) that are not live
 	deletedEdges *roaring.Bitmap
+	// provEdges holds the live edges whose record lists provenance, so a
+	// block reads Badger only for those.
+	provEdges *roaring.Bitmap
 
 	byName   map[nameKey]uint32
 	byUUID   map[uuid]uint32
@@ -86,6 +89,7 @@ func newGraph() *graph {
 		orgNodes:     make(map[string]*roaring.Bitmap),
 		deletedNodes: roaring.New(),
 		deletedEdges: roaring.New(),
+		provEdges:    roaring.New(),
 		byName:       make(map[nameKey]uint32),
 		byUUID:       make(map[uuid]uint32),
 		byTriple:     make(map[tripleKey]uint32),
@@ -255,6 +259,7 @@ func (g *graph) removeEdge(id uint32) {
 	g.ranked[e.src].Store(nil)
 	g.ranked[e.dst].Store(nil)
 	g.deletedEdges.Add(id)
+	g.provEdges.Remove(id)
 	*e = edgeRec{}
 	g.liveEdges--
 }

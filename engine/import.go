@@ -519,6 +519,9 @@ func (b *batch) commit() error {
 	for _, p := range b.edgeList {
 		if p.dirty {
 			b.g.putEdge(p.id, p.rec)
+			if len(p.meta.prov) > 0 {
+				b.g.provEdges.Add(p.id)
+			}
 		}
 	}
 	b.g.growNodes(s.next.node)

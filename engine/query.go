@@ -171,8 +171,22 @@ func isNotFound(err error) bool {
 // entries for edges without any, or gone).
 func (s *Store) EdgeProvenance(edges []uint32) ([][]Provenance, error) {
 	out := make([][]Provenance, len(edges))
+	s.mu.RLock()
+	need := make([]bool, len(edges))
+	anyProv := false
+	for i, e := range edges {
+		need[i] = s.g.provEdges.Contains(e)
+		anyProv = anyProv || need[i]
+	}
+	s.mu.RUnlock()
+	if !anyProv {
+		return out, nil
+	}
 	err := s.db.View(func(txn *badger.Txn) error {
 		for i, e := range edges {
+			if !need[i] {
+				continue
+			}
 			item, err := txn.Get(key32(pfxEdge, e))
 			if err == badger.ErrKeyNotFound {
 				continue

@@ -113,6 +113,15 @@ func decodeEdgeHead(b []byte) (edgeRec, error) {
 	return r, nil
 }
 
+// edgeHasProvenance reports whether an edge record lists provenance,
+// without decoding it.
+func edgeHasProvenance(b []byte) bool {
+	d := dec{b: b[min(len(b), 1+16+8):]}
+	d.iv()
+	d.iv()
+	return d.uv() > 0 && !d.err
+}
+
 func decodeEdge(b []byte) (edgeRec, edgeMeta, error) {
 	r, err := decodeEdgeHead(b)
 	var m edgeMeta

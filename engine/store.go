@@ -222,6 +222,9 @@ func (s *Store) load() error {
 			return nil
 		}
 		g.putEdge(id, rec)
+		if edgeHasProvenance(v) {
+			g.provEdges.Add(id)
+		}
 		return nil
 	}); err != nil {
 		return fmt.Errorf("engine: load edges: %w", err)
