@@ -93,13 +93,19 @@ func (s *Store) Import(ctx context.Context, t Tenant, in []TripletInput, o Impor
 		return res, err
 	}
 	b := s.newBatch(now.UnixNano())
+	home := b.tenant(t)
 	for i := range in {
 		tr := &in[i]
-		srcT := Tenant{Org: t.Org, Project: cmpOr(tr.SourceProjectID, t.Project)}
-		dstT := Tenant{Org: cmpOr(tr.TargetOrgID, t.Org), Project: cmpOr(tr.TargetProjectID, t.Project)}
+		srcT, dstT := home, home
+		if tr.SourceProjectID != "" {
+			srcT = b.tenant(Tenant{Org: t.Org, Project: tr.SourceProjectID})
+		}
+		if tr.TargetOrgID != "" || tr.TargetProjectID != "" {
+			dstT = b.tenant(Tenant{Org: cmpOr(tr.TargetOrgID, t.Org), Project: cmpOr(tr.TargetProjectID, t.Project)})
+		}
 		src := b.node(srcT, tr.Source, tr.SourceType, tr.SourceDescription, tr.SourceVector)
 		dst := b.node(dstT, tr.Target, tr.TargetType, tr.TargetDescription, tr.TargetVector)
-		b.edge(b.tenant(t), src, NormalizeRelationship(tr.Relationship), dst, tr.Weight, tr.Provenance)
+		b.edge(home, src, b.rawRel(tr.Relationship), dst, tr.Weight, tr.Provenance)
 	}
 	if err := b.vectorize(ctx); err != nil {
 		return res, err
@@ -136,9 +142,13 @@ type batch struct {
 	relIDs     map[string]uint32
 
 	nodes    map[nameKey]*pnode
+	byRaw    map[nameKey]*pnode // (tenant, name as sent): skips normalising repeats
+	rawRels  map[string]uint32  // relationship as sent -> id
 	nodeList []*pnode
 	edges    map[tripleKey]*pedge
 	edgeList []*pedge
+	arena    []pedge // pedges are carved from here: one allocation per chunk
+	normBuf  []byte
 
 	delNodes []uint32 // nodes deleted by this batch
 	delEdges []uint32
@@ -176,6 +186,8 @@ func (s *Store) newBatch(now int64) *batch {
 		tenantIDs: make(map[Tenant]uint32),
 		relIDs:    make(map[string]uint32),
 		nodes:     make(map[nameKey]*pnode),
+		byRaw:     make(map[nameKey]*pnode),
+		rawRels:   make(map[string]uint32),
 		edges:     make(map[tripleKey]*pedge),
 	}
 }
@@ -206,28 +218,27 @@ func (b *batch) rel(name string) uint32 {
 	return id
 }
 
+// rawRel resolves a relationship as sent to its id, normalising each
+// distinct spelling once per batch.
+func (b *batch) rawRel(raw string) uint32 {
+	if id, ok := b.rawRels[raw]; ok {
+		return id
+	}
+	id := b.rel(NormalizeRelationship(raw))
+	b.rawRels[raw] = id
+	return id
+}
+
 // maxAliases bounds the surface names remembered per node.
 const maxAliases = 32
 
 // node resolves (or creates) the node named name in tenant t and merges the
 // optional fields into it.
-func (b *batch) node(t Tenant, name, typ, desc string, vec []float32) *pnode {
-	tid := b.tenant(t)
-	norm := NormalizeName(name)
-	k := nameKey{tid, norm}
-	p := b.nodes[k]
+func (b *batch) node(tid uint32, name, typ, desc string, vec []float32) *pnode {
+	p := b.byRaw[nameKey{tid, name}]
 	if p == nil {
-		if id, ok := b.g.byName[k]; ok {
-			p = &pnode{id: id, rec: b.g.nodes[id]}
-			p.rec.aliases = slices.Clone(p.rec.aliases)
-		} else {
-			p = &pnode{id: b.s.next.node, isNew: true, dirty: true, reindex: true, revector: true, descSet: true}
-			b.s.next.node++
-			p.rec = nodeRec{uuid: newUUID(), tenant: tid, name: name, norm: norm, weight: DefaultWeight, created: b.now, updated: b.now}
-			b.nodesCreated++
-		}
-		b.nodes[k] = p
-		b.nodeList = append(b.nodeList, p)
+		p = b.resolve(tid, name)
+		b.byRaw[nameKey{tid, name}] = p
 	}
 	if name != p.rec.name && !slices.Contains(p.rec.aliases, name) && len(p.rec.aliases) < maxAliases {
 		p.rec.aliases = append(p.rec.aliases, name)
@@ -239,7 +250,7 @@ func (b *batch) node(t Tenant, name, typ, desc string, vec []float32) *pnode {
 		p.touch(b)
 		p.reindex, p.revector = true, true
 	}
-	if desc != "" {
+	if desc != "" && desc != p.desc {
 		if h := descHash(desc); h != p.rec.descHash {
 			p.rec.descHash = h
 			p.desc, p.descSet = desc, true
@@ -255,6 +266,29 @@ func (b *batch) node(t Tenant, name, typ, desc string, vec []float32) *pnode {
 	return p
 }
 
+// resolve finds or creates the node of tenant tid whose normalised name is
+// name's.
+func (b *batch) resolve(tid uint32, name string) *pnode {
+	b.normBuf = AppendNormalizedName(b.normBuf[:0], name)
+	p := b.nodes[nameKey{tid, string(b.normBuf)}] // no allocation for the lookup
+	if p == nil {
+		norm := string(b.normBuf)
+		k := nameKey{tid, norm}
+		if id, ok := b.g.byName[k]; ok {
+			p = &pnode{id: id, rec: b.g.nodes[id]}
+			p.rec.aliases = slices.Clone(p.rec.aliases)
+		} else {
+			p = &pnode{id: b.s.next.node, isNew: true, dirty: true, reindex: true, revector: true, descSet: true}
+			b.s.next.node++
+			p.rec = nodeRec{uuid: newUUID(), tenant: tid, name: name, norm: norm, weight: DefaultWeight, created: b.now, updated: b.now}
+			b.nodesCreated++
+		}
+		b.nodes[k] = p
+		b.nodeList = append(b.nodeList, p)
+	}
+	return p
+}
+
 func (p *pnode) touch(b *batch) {
 	if !p.dirty {
 		p.dirty = true
@@ -265,15 +299,25 @@ func (p *pnode) touch(b *batch) {
 	p.rec.updated = b.now
 }
 
-func (b *batch) edge(tenant uint32, src *pnode, rel string, dst *pnode, w *float64, prov *Provenance) {
-	rid := b.rel(rel)
+// newPedge carves a pedge out of the batch's arena (chunks never move, so
+// the pointers stay valid).
+func (b *batch) newPedge() *pedge {
+	if len(b.arena) == cap(b.arena) {
+		b.arena = make([]pedge, 0, 4096)
+	}
+	b.arena = b.arena[:len(b.arena)+1]
+	return &b.arena[len(b.arena)-1]
+}
+
+func (b *batch) edge(tenant uint32, src *pnode, rid uint32, dst *pnode, w *float64, prov *Provenance) {
 	k := tripleKey{src.id, rid, dst.id}
 	p := b.edges[k]
 	if p == nil {
 		if id, ok := b.g.byTriple[k]; ok {
 			p = &pedge{id: id, rec: b.g.edges[id]}
 		} else {
-			p = &pedge{id: b.s.next.edge, isNew: true, dirty: true,
+			p = b.newPedge()
+			*p = pedge{id: b.s.next.edge, isNew: true, dirty: true,
 				rec:  edgeRec{src: src.id, dst: dst.id, rel: rid, tenant: tenant, weight: DefaultWeight},
 				meta: edgeMeta{created: b.now}}
 			b.s.next.edge++

@@ -26,7 +26,8 @@ type Options struct {
 	Logger *slog.Logger
 	// MemTableSize is Badger's memtable size in bytes (default 64 MiB).
 	MemTableSize int64
-	// BlockCacheSize is Badger's block cache in bytes (default 64 MiB).
+	// BlockCacheSize is Badger's block cache in bytes (default 0: tables
+	// are uncompressed and read through mmap).
 	BlockCacheSize int64
 }
 

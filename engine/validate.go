@@ -83,7 +83,7 @@ func ValidateTriplet(t *TripletInput, lim Limits, dim int) error {
 		return fmt.Errorf("relationship is %d bytes, over the limit of %d", len(rel), lim.MaxRelBytes)
 	case hasControl(rel):
 		return errors.New("relationship contains a control character (newline, tab, ...)")
-	case NormalizeRelationship(rel) == "":
+	case !hasAlnum(rel):
 		return errors.New("relationship has no letters or digits")
 	}
 	t.Relationship = rel
@@ -177,6 +177,17 @@ func checkVector(field string, v []float32, dim int) error {
 func hasControl(s string) bool {
 	for _, r := range s {
 		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return true
+		}
+	}
+	return false
+}
+
+// hasAlnum reports whether s holds a letter or digit, i.e. whether
+// NormalizeRelationship(s) is non-empty, without building it.
+func hasAlnum(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			return true
 		}
 	}
