@@ -29,8 +29,8 @@ import (
 // So: no restriction at all when the tenant is the whole index (a
 // single-tenant deployment), conjunction when the tenant holds less than
 // half of the index (or an allow-list is pushed down), filter otherwise.
-// The choice uses the tenant term's document frequency and the tenant
-// field's dictionary size, known when the searcher is built.
+// The choice uses the tenant term's live document count, known when the
+// searcher is built.
 //
 // In both shapes the tenant/allow-list searchers are opened with score
 // "none": zap then advances their postings by roaring-bitmap skips, while
@@ -40,10 +40,9 @@ import (
 // nothing to the score or to the query norm: a document scores the same
 // through an org-wide filter, a project filter or an allow-list.
 type scopedQuery struct {
-	text        query.Query
-	tenant      query.Query // term query on tenantField
-	tenantField string      // fieldOrg or fieldScope
-	allow       []string    // doc ids of a pushed-down allow-list; nil if none
+	text   string      // the query text
+	tenant query.Query // term query on the org or scope field
+	allow  []string    // doc ids of a pushed-down allow-list; nil if none
 }
 
 // scopeMode forces a shape in tests: 0 picks per search, 1 filter, 2
@@ -60,7 +59,7 @@ func (q *scopedQuery) Searcher(ctx context.Context, r index.IndexReader, m mappi
 		return nil, err
 	}
 
-	ts, err := q.text.Searcher(ctx, r, m, opts)
+	ts, err := q.textQuery(r).Searcher(ctx, r, m, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -84,16 +83,20 @@ func (q *scopedQuery) Searcher(ctx context.Context, r index.IndexReader, m mappi
 		}
 		conj = true
 	} else {
-		if scopeMode == 0 && q.wholeIndex(r, tenant) {
-			// Every live document is in the tenant: no restriction needed.
-			_ = tenant.Close()
-			return ts, nil
-		}
+		// Both counts are of live documents: scorch excludes deleted ones
+		// from a postings list's count.
 		n, err := r.DocCount()
 		if err != nil {
 			return fail(err)
 		}
-		conj = tenant.Count()*2 < n
+		inTenant := tenant.Count()
+		if scopeMode == 0 && inTenant == n {
+			// Every live document is in the tenant (each document has
+			// exactly one org and one scope term): no restriction needed.
+			_ = tenant.Close()
+			return ts, nil
+		}
+		conj = inTenant*2 < n
 	}
 	switch scopeMode {
 	case 1:
@@ -112,19 +115,40 @@ func (q *scopedQuery) Searcher(ctx context.Context, r index.IndexReader, m mappi
 	return &filteredSearcher{child: ts, filter: filter}, nil
 }
 
-// wholeIndex reports whether the tenant covers every live document: the
-// tenant field's dictionary holds a single term and the tenant term has
-// postings, so that term is ours and every document (each has exactly one
-// tenant term) carries it. Dictionaries may still list terms of deleted
-// documents until a merge; that only makes the answer a conservative "no".
-// The cardinality is cached per index snapshot by scorch.
-func (q *scopedQuery) wholeIndex(r index.IndexReader, tenant search.Searcher) bool {
-	br, ok := r.(index.BM25Reader)
-	if !ok || tenant.Count() == 0 {
-		return false
+// textFields are the searched fields and their boosts (see boostName).
+var textFields = [...]struct {
+	name  string
+	boost float64
+}{
+	{fieldName, boostName},
+	{fieldAliases, boostAliases},
+	{fieldType, boostType},
+	{fieldDesc, boostDesc},
+}
+
+// textQuery is the disjunction of one match query per field (each
+// analysed with that field's analyzer, its terms ORed). Fields that no
+// document has (no aliases or types at all, say) are left out: each
+// costs a term searcher per query term and a disjunction level per
+// candidate, 20% of the search time on FB15k, for nothing.
+func (q *scopedQuery) textQuery(r index.IndexReader) query.Query {
+	br, _ := r.(index.BM25Reader)
+	fields := make([]query.Query, 0, len(textFields))
+	for _, f := range textFields {
+		if br != nil {
+			if n, err := br.FieldCardinality(f.name); err == nil && n == 0 {
+				continue
+			}
+		}
+		m := query.NewMatchQuery(q.text)
+		m.SetField(f.name)
+		m.SetBoost(f.boost)
+		fields = append(fields, m)
 	}
-	n, err := br.FieldCardinality(q.tenantField)
-	return err == nil && n == 1
+	if len(fields) == 0 {
+		return query.NewMatchNoneQuery()
+	}
+	return query.NewDisjunctionQuery(fields)
 }
 
 // zeroWeight hides a non-scoring searcher from query normalisation: a

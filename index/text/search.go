@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -61,8 +62,8 @@ func (ix *Index) Search(dst []Hit, q string, k int, f Filter) ([]Hit, error) {
 // The query text is analysed per field (NameAnalyzer for name, aliases and
 // type; TextAnalyzer for description) and matched term by term with OR
 // semantics; a node matches if any query term occurs in any field. Query
-// text that yields no terms (empty, only punctuation or stop words) returns
-// no hits.
+// text that yields no terms in any field (empty, only punctuation) returns
+// no hits; stop words are dropped from descriptions only.
 //
 // dst is reused: the hits are written to dst[:0], growing it if needed,
 // and the resulting slice is returned. The caller owns it. k <= 0 returns
@@ -89,11 +90,17 @@ func (ix *Index) SearchContext(ctx context.Context, dst []Hit, q string, k int, 
 
 	// Ask for one hit more than needed: if the (k+1)-th raw hit scores
 	// strictly below the k-th kept one, nothing bleve did not return can
-	// tie with or beat our k-th, so the ID tie-break is exact. With a
-	// post-filter, start wider since some hits will be dropped.
+	// tie with or beat our k-th, so the ID tie-break is exact.
 	want := k + 1
 	if postFilter {
-		want = max(4*k, 64)
+		// Some hits will be dropped: size the first request for the share
+		// of the index the allow-list can keep, so that one round usually
+		// suffices (every returned hit costs an id lookup in bleve).
+		n, err := ix.bi.DocCount()
+		if err != nil {
+			return dst, fmt.Errorf("text: search: %w", err)
+		}
+		want = postFilterWant(k, f.Allow.GetCardinality(), n)
 	}
 	for {
 		req := bleve.NewSearchRequestOptions(qry, want, 0, false)
@@ -123,13 +130,31 @@ func (ix *Index) SearchContext(ctx context.Context, dst []Hit, q string, k int, 
 		if len(dst) >= k && dst[k-1].Score > res.Hits[n-1].Score {
 			break // the unreturned matches all score below our k-th hit
 		}
-		// Not enough survivors, or a tie straddles the cut: widen.
-		want = int(min(uint64(want)*4, res.Total))
+		// Not enough survivors, or a tie straddles the cut: widen, by the
+		// survival rate seen so far when filtering.
+		next := uint64(want) * 4
+		if postFilter && len(dst) < k {
+			next = max(next, uint64(postFilterWant(k, uint64(len(dst)), uint64(n))))
+		}
+		want = int(min(next, res.Total))
 	}
 	if len(dst) > k {
 		dst = dst[:k]
 	}
 	return dst, nil
+}
+
+// postFilterWant is how many raw hits to request so that about 1.5*k
+// survive a post-filter expected to keep kept out of every total hits; at
+// least 4k+1 and 64.
+func postFilterWant(k int, kept, total uint64) int {
+	w := uint64(4*k + 1)
+	if kept == 0 {
+		w = uint64(k) * 64
+	} else if total > kept {
+		w = max(w, uint64(k)*total*3/(2*kept)+uint64(k))
+	}
+	return int(min(max(w, 64), math.MaxInt32))
 }
 
 func compareHits(a, b Hit) int {
@@ -151,19 +176,7 @@ func compareHits(a, b Hit) int {
 // on the org+project scope keyword field; the restriction runs inside bleve
 // and does not score (see scopedQuery).
 func buildQuery(q string, f Filter, pushdownAllow bool) query.Query {
-	match := func(field string, boost float64) query.Query {
-		m := query.NewMatchQuery(q)
-		m.SetField(field)
-		m.SetBoost(boost)
-		return m
-	}
-	sq := &scopedQuery{text: query.NewDisjunctionQuery([]query.Query{
-		match(fieldName, boostName),
-		match(fieldAliases, boostAliases),
-		match(fieldType, boostType),
-		match(fieldDesc, boostDesc),
-	})}
-
+	sq := &scopedQuery{text: q}
 	var tenant *query.TermQuery
 	if f.Project == "" {
 		tenant = query.NewTermQuery(f.Org)
@@ -172,7 +185,7 @@ func buildQuery(q string, f Filter, pushdownAllow bool) query.Query {
 		tenant = query.NewTermQuery(string(scopeKey(f.Org, f.Project)))
 		tenant.SetField(fieldScope)
 	}
-	sq.tenant, sq.tenantField = tenant, tenant.FieldVal
+	sq.tenant = tenant
 	if pushdownAllow {
 		sq.allow = make([]string, 0, f.Allow.GetCardinality())
 		it := f.Allow.Iterator()
