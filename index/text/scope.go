@@ -16,8 +16,8 @@ import (
 // query.Query, so the whole restriction runs inside bleve's search.
 //
 // bleve offers two shapes for "text AND tenant", and each is the slow one
-// in one common case, so scopedQuery picks per search (measured on FB15k,
-// 15k docs per tenant, CPU per query):
+// in one common case, so scopedQuery picks per search (FB15k, 15k docs per
+// tenant, mean CPU per query on a busy 2-core machine; the ratios matter):
 //
 //   - Filter (bleve's BooleanQuery.Filter): walk every text match and check
 //     it against the tenant postings. Cost follows the text matches of the
