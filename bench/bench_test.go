@@ -70,3 +70,28 @@ func BenchmarkGraphBlock_FB15k(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "blocks/s")
 }
+
+func BenchmarkImport_FB15k(b *testing.B) {
+	fb, err := workload.LoadFB15k("")
+	if err != nil {
+		b.Skip(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		dir := b.TempDir()
+		app, err := api.OpenApp(ctx, api.AppConfig{DataDir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := ImportSource(ctx, app.Store, Tenant, fb, 50_000); err != nil {
+			b.Fatal(err)
+		}
+		if err := app.Close(); err != nil { // durable at the end
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(fb.Triplets))*float64(b.N)/b.Elapsed().Seconds(), "triplets/s")
+}
