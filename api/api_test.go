@@ -198,7 +198,7 @@ func TestEndToEndGraphBlock(t *testing.T) {
 	}
 	// Query, stats, node, delete.
 	r = s.do("GET", projPath+"/graph/triplets?subject=auth_service&predicate=depends_on", ag, "", nil)
-	var q struct{ Triplets []tripletJSON }
+	var q struct{ Triplets []engine.Triplet }
 	r.json(t, &q)
 	if r.status != 200 || len(q.Triplets) != 1 || q.Triplets[0].Weight != 0.7 {
 		t.Fatalf("query: %d %s", r.status, r.body)

@@ -88,15 +88,6 @@ func (s *Server) handleImport(c echo.Context) error {
 		EdgesCreated: res.EdgesCreated, EdgesMerged: res.EdgesMerged})
 }
 
-type tripletJSON struct {
-	Source       string  `json:"source"`
-	Relationship string  `json:"relationship"`
-	Target       string  `json:"target"`
-	SourceNodeID string  `json:"sourceNodeId"`
-	TargetNodeID string  `json:"targetNodeId"`
-	Weight       float64 `json:"weight"`
-}
-
 func (s *Server) handleQuery(c echo.Context) error {
 	t, err := tenant(c)
 	if err != nil {
@@ -114,11 +105,10 @@ func (s *Server) handleQuery(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]tripletJSON, len(ts))
-	for i, x := range ts {
-		out[i] = tripletJSON{x.Source, x.Relationship, x.Target, x.SourceNodeID, x.TargetNodeID, x.Weight}
+	if ts == nil {
+		ts = []engine.Triplet{}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"triplets": out})
+	return c.JSON(http.StatusOK, map[string]any{"triplets": ts})
 }
 
 func (s *Server) handleStats(c echo.Context) error {

@@ -63,9 +63,14 @@ func (s *Store) GetAux(key []byte) ([]byte, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
+	return s.get(auxKey(key))
+}
+
+// get returns a copy of the value at key, or ErrNotFound.
+func (s *Store) get(key []byte) ([]byte, error) {
 	var out []byte
 	err := s.db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get(auxKey(key))
+		item, err := txn.Get(key)
 		if err != nil {
 			return err
 		}

@@ -145,16 +145,9 @@ func (s *Store) loadDoc(txn *badger.Txn, id uint32) (*NodeDoc, error) {
 	}
 	var doc *NodeDoc
 	err = item.Value(func(v []byte) error {
-		rec, desc, err := decodeNode(v, true)
-		if err != nil {
-			return err
-		}
-		s.mu.RLock()
-		t := s.g.tenants[rec.tenant]
-		s.mu.RUnlock()
-		doc = &NodeDoc{Dense: id, ID: rec.uuid.String(), OrgID: t.Org, ProjectID: t.Project, Name: rec.name,
-			Aliases: rec.aliases, Type: rec.typ, Description: desc}
-		return nil
+		var err error
+		doc, err = s.decodeDoc(id, v)
+		return err
 	})
 	if err != nil || doc == nil {
 		return doc, err
@@ -231,16 +224,25 @@ func (s *Store) Vector(id uint32) ([]float32, error) {
 // included), for rebuilding a derived index from scratch.
 func (s *Store) EachDoc(fn func(doc *NodeDoc) error) error {
 	return s.iterate([]byte{pfxNode}, func(k, v []byte) error {
-		rec, desc, err := decodeNode(v, true)
+		doc, err := s.decodeDoc(binary.BigEndian.Uint32(k[1:]), v)
 		if err != nil {
 			return err
 		}
-		s.mu.RLock()
-		t := s.g.tenants[rec.tenant]
-		s.mu.RUnlock()
-		return fn(&NodeDoc{Dense: binary.BigEndian.Uint32(k[1:]), ID: rec.uuid.String(), OrgID: t.Org, ProjectID: t.Project,
-			Name: rec.name, Aliases: rec.aliases, Type: rec.typ, Description: desc})
+		return fn(doc)
 	})
+}
+
+// decodeDoc turns a stored node record into its index document.
+func (s *Store) decodeDoc(id uint32, v []byte) (*NodeDoc, error) {
+	rec, desc, err := decodeNode(v, true)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	t := s.g.tenants[rec.tenant]
+	s.mu.RUnlock()
+	return &NodeDoc{Dense: id, ID: rec.uuid.String(), OrgID: t.Org, ProjectID: t.Project, Name: rec.name,
+		Aliases: rec.aliases, Type: rec.typ, Description: desc}, nil
 }
 
 // Seq is the sequence of the last committed change set.

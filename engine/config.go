@@ -34,22 +34,11 @@ func (s *Store) GetConfig(kind, key string) ([]byte, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	var out []byte
-	err := s.db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get(configKey(kind, key))
-		if err != nil {
-			return err
-		}
-		out, err = item.ValueCopy(nil)
-		return err
-	})
-	if err == badger.ErrKeyNotFound {
-		return nil, ErrNotFound
-	}
-	if err != nil {
+	out, err := s.get(configKey(kind, key))
+	if err != nil && err != ErrNotFound {
 		return nil, fmt.Errorf("engine: get config %s/%s: %w", kind, key, err)
 	}
-	return out, nil
+	return out, err
 }
 
 // DeleteConfig removes (kind, key); deleting an absent key is not an error.

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kgctx/kgctx/engine/tripletio"
 )
 
 // EnvDatasets names the environment variable that overrides the search for
@@ -88,13 +89,8 @@ func datasetDir(dir, sub string) (string, error) {
 // closes both the gzip stream and the file.
 func openData(dir, name string) (io.ReadCloser, string, error) {
 	gz := filepath.Join(dir, name+".gz")
-	if f, err := os.Open(gz); err == nil {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			f.Close()
-			return nil, gz, fmt.Errorf("workload: open %s: %w", gz, err)
-		}
-		return &gzipFile{Reader: zr, f: f}, gz, nil
+	if rc, err := tripletio.OpenFile(gz); err == nil {
+		return rc, gz, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, gz, fmt.Errorf("workload: open %s: %w", gz, err)
 	}
@@ -104,19 +100,6 @@ func openData(dir, name string) (io.ReadCloser, string, error) {
 		return nil, plain, fmt.Errorf("workload: open %s: %w", plain, err)
 	}
 	return f, plain, nil
-}
-
-type gzipFile struct {
-	*gzip.Reader
-	f *os.File
-}
-
-func (g *gzipFile) Close() error {
-	err := g.Reader.Close()
-	if cerr := g.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // eachLine calls fn for every non-empty line of dir/name (or name.gz) with

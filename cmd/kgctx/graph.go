@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/engine"
 )
 
@@ -45,6 +46,20 @@ func (g *graphFlags) tenant(required bool) (engine.Tenant, error) {
 		return t, fmt.Errorf("--project: %w", err)
 	}
 	return t, nil
+}
+
+// open parses args, checks --org/--project (required or not) and opens the
+// data directory. The caller closes the App.
+func (g *graphFlags) open(ctx context.Context, args []string, required bool, stderr io.Writer) (*api.App, engine.Tenant, error) {
+	if _, err := parse(g.fs, args); err != nil {
+		return nil, engine.Tenant{}, err
+	}
+	t, err := g.tenant(required)
+	if err != nil {
+		return nil, t, err
+	}
+	app, err := openData(ctx, *g.data, stderr)
+	return app, t, err
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -86,14 +101,7 @@ type statusJSON struct {
 func graphStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	g := newGraphFlags("status", stderr)
 	check := g.fs.Bool("check", false, "also verify the store's invariants")
-	if _, err := parse(g.fs, args); err != nil {
-		return err
-	}
-	t, err := g.tenant(false)
-	if err != nil {
-		return err
-	}
-	app, err := openData(ctx, *g.data, stderr)
+	app, t, err := g.open(ctx, args, false, stderr)
 	if err != nil {
 		return err
 	}
@@ -140,14 +148,7 @@ func graphStatus(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 func graphStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	g := newGraphFlags("stats", stderr)
-	if _, err := parse(g.fs, args); err != nil {
-		return err
-	}
-	t, err := g.tenant(true)
-	if err != nil {
-		return err
-	}
-	app, err := openData(ctx, *g.data, stderr)
+	app, t, err := g.open(ctx, args, true, stderr)
 	if err != nil {
 		return err
 	}
@@ -192,14 +193,7 @@ func graphQuery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	pred := g.fs.String("predicate", "", "predicate")
 	obj := g.fs.String("object", "", "object name")
 	limit := g.fs.Int("limit", 100, "maximum triples")
-	if _, err := parse(g.fs, args); err != nil {
-		return err
-	}
-	t, err := g.tenant(true)
-	if err != nil {
-		return err
-	}
-	app, err := openData(ctx, *g.data, stderr)
+	app, t, err := g.open(ctx, args, true, stderr)
 	if err != nil {
 		return err
 	}
@@ -225,13 +219,11 @@ func graphQuery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 func graphClear(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	g := newGraphFlags("clear", stderr)
 	force := g.fs.Bool("force", false, "skip the confirmation")
-	if _, err := parse(g.fs, args); err != nil {
-		return err
-	}
-	t, err := g.tenant(true)
+	app, t, err := g.open(ctx, args, true, stderr)
 	if err != nil {
 		return err
 	}
+	defer app.Close()
 	if !*force {
 		if !isTerminal(os.Stdin) {
 			return errors.New("graph clear: refusing without --force when standard input is not a terminal")
@@ -242,11 +234,6 @@ func graphClear(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return errors.New("graph clear: not confirmed")
 		}
 	}
-	app, err := openData(ctx, *g.data, stderr)
-	if err != nil {
-		return err
-	}
-	defer app.Close()
 	nodes, edges, err := app.Store.ClearProject(ctx, t)
 	if err != nil {
 		return err

@@ -176,10 +176,7 @@ func importLocal(ctx context.Context, dir string, ten engine.Tenant, files []str
 		if err != nil {
 			return fmt.Errorf("%s: %w", displayName(name), err)
 		}
-		sum.Accepted += res.Accepted
-		sum.NodesCreated += res.NodesCreated
-		sum.EdgesCreated += res.EdgesCreated
-		sum.EdgesMerged += res.EdgesMerged
+		addResult(&sum, res)
 		p.add(res.Accepted)
 		return nil
 	})
@@ -243,14 +240,18 @@ func importRemote(ctx context.Context, server, tok string, ten engine.Tenant, fi
 		if err := json.Unmarshal(body, &res); err != nil {
 			return fmt.Errorf("server answer: %w", err)
 		}
-		sum.Accepted += res.Accepted
-		sum.NodesCreated += res.NodesCreated
-		sum.EdgesCreated += res.EdgesCreated
-		sum.EdgesMerged += res.EdgesMerged
+		addResult(&sum, res)
 		p.add(res.Accepted)
 		return nil
 	})
 	return sum, err
+}
+
+func addResult(sum *engine.ImportResult, r engine.ImportResult) {
+	sum.Accepted += r.Accepted
+	sum.NodesCreated += r.NodesCreated
+	sum.EdgesCreated += r.EdgesCreated
+	sum.EdgesMerged += r.EdgesMerged
 }
 
 // progress prints one updating line on a terminal: triplets, rate, ETA.
