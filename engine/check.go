@@ -248,8 +248,7 @@ func (s *Store) checkStored() []error {
 	if err != nil {
 		bad("iterate nodes: %v", err)
 	}
-	err = s.iterate([]byte{pfxEdge}, func(k, v []byte) error {
-		id := binary.BigEndian.Uint32(k[1:])
+	err = s.eachStoredEdge(func(id uint32, v []byte) error {
 		edges++
 		rec, err := decodeEdgeHead(v)
 		if err != nil {

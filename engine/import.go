@@ -152,6 +152,7 @@ type batch struct {
 
 	delNodes []uint32 // nodes deleted by this batch
 	delEdges []uint32
+	edgeBase uint32 // the first edge id not in use when the batch began
 
 	seq                        uint64
 	nodesCreated, nodesUpdated int
@@ -182,7 +183,7 @@ type pedge struct {
 
 func (s *Store) newBatch(now int64) *batch {
 	return &batch{
-		s: s, g: s.g, now: now,
+		s: s, g: s.g, now: now, edgeBase: s.next.edge,
 		tenantIDs: make(map[Tenant]uint32),
 		relIDs:    make(map[string]uint32),
 		nodes:     make(map[nameKey]*pnode),
@@ -396,15 +397,14 @@ func (b *batch) loadEdgeMeta() error {
 	}
 	return b.s.db.View(func(txn *badger.Txn) error {
 		for _, p := range need {
-			item, err := txn.Get(key32(pfxEdge, p.id))
+			rec, err := readEdge(txn, p.id)
 			if err != nil {
 				return fmt.Errorf("engine: read edge %d: %w", p.id, err)
 			}
-			if err := item.Value(func(v []byte) error {
-				_, m, err := decodeEdge(v)
-				p.meta = m
-				return err
-			}); err != nil {
+			if rec == nil {
+				return fmt.Errorf("%w: edge %d is live but not stored", ErrCorrupt, p.id)
+			}
+			if _, p.meta, err = decodeEdge(rec); err != nil {
 				return err
 			}
 		}
@@ -444,6 +444,99 @@ func (s *Store) nodeDescription(id uint32) (string, error) {
 		return "", fmt.Errorf("engine: read node %d: %w", id, err)
 	}
 	return desc, nil
+}
+
+// stageEdges writes the pages holding the batch's new, changed and deleted
+// edges into wb. A page that held edges before the batch is read and
+// merged; a page wholly above the batch's first new id is written fresh.
+func (b *batch) stageEdges(wb *badger.WriteBatch) error {
+	type edit struct {
+		recs    page
+		touched [pageSize]bool
+	}
+	edits := make(map[uint32]*edit)
+	var order []uint32
+	at := func(id uint32) (*edit, int) {
+		pg := pageOf(id)
+		e := edits[pg]
+		if e == nil {
+			e = &edit{}
+			edits[pg] = e
+			order = append(order, pg)
+		}
+		return e, int(id & (pageSize - 1))
+	}
+	var arena []byte
+	for _, p := range b.edgeList {
+		if !p.dirty {
+			continue
+		}
+		for _, pr := range p.prov {
+			p.meta.prov = mergeProvenance(p.meta.prov, pr)
+		}
+		p.meta.updated = b.now
+		start := len(arena)
+		arena = encodeEdge(arena, &p.rec, &p.meta)
+		e, slot := at(p.id)
+		e.recs[slot], e.touched[slot] = arena[start:len(arena):len(arena)], true
+	}
+	for _, id := range b.delEdges {
+		e, slot := at(id)
+		e.recs[slot], e.touched[slot] = nil, true
+	}
+	var old page
+	for _, pg := range order {
+		e := edits[pg]
+		if pg<<pageBits < b.edgeBase {
+			// The page may hold edges this batch does not touch: keep them.
+			err := b.s.db.View(func(txn *badger.Txn) error {
+				item, err := txn.Get(key32(pfxEdge, pg))
+				if err == badger.ErrKeyNotFound {
+					return nil
+				} else if err != nil {
+					return err
+				}
+				return item.Value(func(v []byte) error {
+					if err := decodePage(v, &old); err != nil {
+						return err
+					}
+					for i, r := range old {
+						if !e.touched[i] && r != nil {
+							e.recs[i] = append([]byte(nil), r...)
+						}
+					}
+					return nil
+				})
+			})
+			if err != nil {
+				return fmt.Errorf("engine: read edge page %d: %w", pg, err)
+			}
+		}
+		empty := true
+		for _, r := range e.recs {
+			empty = empty && r == nil
+		}
+		if empty {
+			if err := wb.Delete(key32(pfxEdge, pg)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := wb.Set(key32(pfxEdge, pg), encodePage(nil, &e.recs)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writePages commits only the batch's edge pages (repairs at load).
+func (b *batch) writePages() error {
+	wb := b.s.db.NewWriteBatch()
+	defer wb.Cancel()
+	if err := b.stageEdges(wb); err != nil {
+		return err
+	}
+	return wb.Flush()
 }
 
 // commit writes the batch to Badger, then applies it to memory. Records are
@@ -504,22 +597,8 @@ func (b *batch) commit() error {
 			}
 		}
 	}
-	for _, p := range b.edgeList {
-		if !p.dirty {
-			continue
-		}
-		for _, pr := range p.prov {
-			p.meta.prov = mergeProvenance(p.meta.prov, pr)
-		}
-		p.meta.updated = b.now
-		if err := put(key32(pfxEdge, p.id), func(d []byte) []byte { return encodeEdge(d, &p.rec, &p.meta) }); err != nil {
-			return err
-		}
-	}
-	for _, id := range b.delEdges {
-		if err := wb.Delete(key32(pfxEdge, id)); err != nil {
-			return err
-		}
+	if err := b.stageEdges(wb); err != nil {
+		return err
 	}
 	for _, id := range b.delNodes {
 		if err := wb.Delete(key32(pfxNode, id)); err != nil {

@@ -6,7 +6,7 @@ import "encoding/binary"
 // dense id end in the big-endian id so iteration yields id order.
 const (
 	pfxNode     = 'n' // n<u32 dense>         -> node record
-	pfxEdge     = 'e' // e<u32 edge>          -> edge record
+	pfxEdge     = 'e' // e<u32 edge/64>       -> page of up to 64 edge records (pages.go)
 	pfxVector   = 'v' // v<u32 dense>         -> little-endian float32s
 	pfxTenant   = 'p' // p<u32 tenant>        -> org \x00 project
 	pfxRel      = 'r' // r<u32 rel>           -> relationship name
@@ -24,7 +24,7 @@ const (
 )
 
 // storeVersion is written at creation; Open refuses other versions.
-const storeVersion = 1
+const storeVersion = 2
 
 func key32(p byte, id uint32) []byte {
 	k := make([]byte, 5)

@@ -187,19 +187,18 @@ func (s *Store) EdgeProvenance(edges []uint32) ([][]Provenance, error) {
 			if !need[i] {
 				continue
 			}
-			item, err := txn.Get(key32(pfxEdge, e))
-			if err == badger.ErrKeyNotFound {
+			rec, err := readEdge(txn, e)
+			if err != nil {
+				return err
+			}
+			if rec == nil {
 				continue
-			} else if err != nil {
+			}
+			_, m, err := decodeEdge(rec)
+			if err != nil {
 				return err
 			}
-			if err := item.Value(func(v []byte) error {
-				_, m, err := decodeEdge(v)
-				out[i] = m.prov
-				return err
-			}); err != nil {
-				return err
-			}
+			out[i] = m.prov
 		}
 		return nil
 	})

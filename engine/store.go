@@ -71,7 +71,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 		WithLogger(badgerLogger{log}).
 		WithSyncWrites(o.SyncWrites).
 		WithNumVersionsToKeep(1).
-		WithCompactL0OnClose(true).
+		WithCompactL0OnClose(false).
 		WithValueThreshold(1 << 10).
 		// Records are small binary; Snappy saved little and cost a tenth of
 		// an import's CPU. Uncompressed tables are read through mmap, so
@@ -211,9 +211,8 @@ func (s *Store) load() error {
 	}); err != nil {
 		return fmt.Errorf("engine: load nodes: %w", err)
 	}
-	var dangling [][]byte
-	if err := s.iterate([]byte{pfxEdge}, func(k, v []byte) error {
-		id := binary.BigEndian.Uint32(k[1:])
+	var dangling []uint32
+	if err := s.eachStoredEdge(func(id uint32, v []byte) error {
 		rec, err := decodeEdgeHead(v)
 		if err != nil {
 			return fmt.Errorf("edge %d: %w", id, err)
@@ -224,7 +223,7 @@ func (s *Store) load() error {
 		// acknowledged, so it is dropped.
 		if int(rec.src) >= len(g.nodes) || !g.nodes[rec.src].live || int(rec.dst) >= len(g.nodes) || !g.nodes[rec.dst].live ||
 			int(rec.rel) >= len(g.rels) || int(rec.tenant) >= len(g.tenants) {
-			dangling = append(dangling, bytes.Clone(k))
+			dangling = append(dangling, id)
 			return nil
 		}
 		g.putEdge(id, rec)
@@ -239,14 +238,9 @@ func (s *Store) load() error {
 	g.growEdges(s.next.edge)
 	if len(dangling) > 0 {
 		s.log.Warn("dropping edges of an unfinished batch", "edges", len(dangling))
-		wb := s.db.NewWriteBatch()
-		for _, k := range dangling {
-			if err := wb.Delete(k); err != nil {
-				wb.Cancel()
-				return fmt.Errorf("engine: drop dangling edges: %w", err)
-			}
-		}
-		if err := wb.Flush(); err != nil {
+		b := s.newBatch(time.Now().UnixNano())
+		b.delEdges = dangling
+		if err := b.writePages(); err != nil {
 			return fmt.Errorf("engine: drop dangling edges: %w", err)
 		}
 	}
