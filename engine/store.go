@@ -72,7 +72,10 @@ func Open(dir string, opts *Options) (*Store, error) {
 		WithSyncWrites(o.SyncWrites).
 		WithNumVersionsToKeep(1).
 		WithCompactL0OnClose(false).
-		WithValueThreshold(1 << 10).
+		// Every record lives in the LSM tree, none in the value log: they
+		// are small (edge pages reach a few KiB), in-memory mode requires
+		// it, and reads need no second lookup.
+		WithValueThreshold(1 << 20).
 		// Records are small binary; Snappy saved little and cost a tenth of
 		// an import's CPU. Uncompressed tables are read through mmap, so
 		// no block cache is needed either.
