@@ -107,7 +107,9 @@ func (a *App) SetPolicies(text string) error {
 	return a.PEP.Replace(text)
 }
 
-// Close closes the index, then the store.
+// Close lets the indexes catch up with every write, then closes them and
+// the store.
 func (a *App) Close() error {
-	return errors.Join(a.Index.Close(), a.Store.Close())
+	err := a.Store.Sync(context.Background())
+	return errors.Join(err, a.Index.Close(), a.Store.Close())
 }

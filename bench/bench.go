@@ -139,13 +139,14 @@ func loadWorkload(cfg Config) (*graphWorkload, error) {
 }
 
 // ImportSource writes src into the store in batches of batch triplets and
-// reports the rate; the store is durable when it returns.
+// reports the rate; the store and its indexes are up to date and durable
+// when it returns (indexing of one batch overlaps storing the next).
 func ImportSource(ctx context.Context, st *engine.Store, t engine.Tenant, src workload.Source, batch int) (Import, error) {
 	start := time.Now()
 	buf := make([]engine.TripletInput, 0, batch)
 	var res Import
 	flush := func() error {
-		r, err := st.Import(ctx, t, buf, engine.ImportOptions{})
+		r, err := st.Import(ctx, t, buf, engine.ImportOptions{NoWait: true})
 		if err != nil {
 			return err
 		}
@@ -163,6 +164,9 @@ func ImportSource(ctx context.Context, st *engine.Store, t engine.Tenant, src wo
 	})
 	if err == nil && len(buf) > 0 {
 		err = flush()
+	}
+	if err == nil {
+		err = st.Sync(ctx)
 	}
 	res.Seconds = time.Since(start).Seconds()
 	res.TripletsPerSec = float64(res.Triplets) / max(res.Seconds, 1e-9)

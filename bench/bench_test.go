@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -13,47 +15,72 @@ import (
 	"github.com/kgctx/kgctx/policy"
 )
 
-// fb15kApp loads FB15k-237 once per test binary into a temporary store
-// ($KGCTX_BENCH_DATA keeps it between runs).
-var fb15k struct {
+// loaded graphs, one per scenario and size, shared by the benchmarks of a
+// test binary. $KGCTX_BENCH_DATA names a directory that keeps them between
+// runs (one subdirectory each).
+var loaded sync.Map // name -> *loadedGraph
+
+type loadedGraph struct {
 	once    sync.Once
 	app     *api.App
 	queries []string
 	err     error
 }
 
-func loadFB15k(b *testing.B) (*api.App, []string) {
-	fb15k.once.Do(func() {
-		fb, err := workload.LoadFB15k("")
+func loadGraph(b *testing.B, cfg Config) (*api.App, []string) {
+	cfg.defaults()
+	name := cfg.Scenario
+	if cfg.Scenario == "synthetic" {
+		name = fmt.Sprintf("synthetic-%d-%d", cfg.Nodes, cfg.Edges)
+	}
+	v, _ := loaded.LoadOrStore(name, &loadedGraph{})
+	lg := v.(*loadedGraph)
+	lg.once.Do(func() {
+		wl, err := loadWorkload(cfg)
 		if err != nil {
-			fb15k.err = err
+			lg.err = err
 			return
 		}
 		dir := os.Getenv("KGCTX_BENCH_DATA")
 		if dir == "" {
-			dir, _ = os.MkdirTemp("", "kgctx-benchfb-*")
+			dir, _ = os.MkdirTemp("", "kgctx-bench-*")
+		} else {
+			dir = filepath.Join(dir, name)
 		}
 		app, err := api.OpenApp(context.Background(), api.AppConfig{DataDir: dir})
 		if err != nil {
-			fb15k.err = err
+			lg.err = err
 			return
 		}
 		if st, _ := app.Store.Stats(Tenant); st.Triplets == 0 {
-			if _, err := ImportSource(context.Background(), app.Store, Tenant, fb, 50_000); err != nil {
-				fb15k.err = err
+			if _, err := ImportSource(context.Background(), app.Store, Tenant, wl.source, 50_000); err != nil {
+				lg.err = err
 				return
 			}
 		}
-		fb15k.app, fb15k.queries = app, fb.Queries
+		lg.app, lg.queries = app, wl.queries
 	})
-	if fb15k.err != nil {
-		b.Skip(fb15k.err)
+	if lg.err != nil {
+		b.Skip(lg.err)
 	}
-	return fb15k.app, fb15k.queries
+	return lg.app, lg.queries
 }
 
 func BenchmarkGraphBlock_FB15k(b *testing.B) {
-	app, queries := loadFB15k(b)
+	app, queries := loadGraph(b, Config{Scenario: "fb15k"})
+	benchBlocks(b, app, queries)
+}
+
+func BenchmarkGraphBlock_Synthetic(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			app, queries := loadGraph(b, Config{Scenario: "synthetic", Nodes: n, Edges: 5 * n})
+			benchBlocks(b, app, queries)
+		})
+	}
+}
+
+func benchBlocks(b *testing.B, app *api.App, queries []string) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	reqs := make([]compose.GraphRequest, 1024)
 	for i := range reqs {

@@ -47,23 +47,6 @@ func decodeChange(b []byte) (upserts, deletes *roaring.Bitmap, err error) {
 	return upserts, deletes, nil
 }
 
-// notify hands a committed change set to every indexer. Called with wmu
-// held. An indexer that fails is logged, not retried: its watermark stays
-// behind and the next Attach (at the next open) replays the change.
-func (s *Store) notify(ctx context.Context, cs *ChangeSet) {
-	if cs == nil {
-		return
-	}
-	for _, ix := range s.indexers {
-		if err := ix.Apply(ctx, cs); err != nil {
-			s.log.Error("indexer failed; it will catch up on the next open", "indexer", ix.Name(), "seq", cs.Seq, "err", err)
-		}
-	}
-	if cs.Seq%64 == 0 {
-		s.trimChangeLog()
-	}
-}
-
 // Attach registers an indexer and first replays to it every change set above
 // its watermark, so it matches the store when Attach returns. Attach
 // indexers before serving writes.
@@ -106,7 +89,9 @@ func (s *Store) Attach(ctx context.Context, ix Indexer) error {
 			}
 		}
 	}
-	s.indexers = append(s.indexers, ix)
+	s.q.mu.Lock()
+	s.q.indexers = append(s.q.indexers[:len(s.q.indexers):len(s.q.indexers)], ix)
+	s.q.mu.Unlock()
 	return nil
 }
 
@@ -163,13 +148,15 @@ func (s *Store) loadDoc(txn *badger.Txn, id uint32) (*NodeDoc, error) {
 }
 
 // trimChangeLog deletes change-log entries every attached indexer has made
-// durable. Called with wmu held.
+// durable. It deletes only entries at or below every watermark, so it is
+// safe beside writers that append newer entries.
 func (s *Store) trimChangeLog() {
-	if len(s.indexers) == 0 {
+	ixs := s.attached()
+	if len(ixs) == 0 {
 		return
 	}
-	low := s.seq
-	for _, ix := range s.indexers {
+	low := uint64(1<<64 - 1)
+	for _, ix := range ixs {
 		low = min(low, ix.Watermark())
 	}
 	var keys [][]byte

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -32,6 +33,10 @@ func (s *Store) Check() error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	// Indexers are checked against the store: let them catch up first.
+	if err := s.Sync(context.Background()); err != nil {
+		return err
+	}
 	var errs []error
 	bad := func(f string, a ...any) {
 		if len(errs) < 50 {
@@ -206,7 +211,7 @@ func (s *Store) Check() error {
 		bad("org bitmaps hold %d nodes for %d live nodes: orgs overlap", total, live)
 	}
 	errs = append(errs, s.checkStored()...)
-	for _, ix := range s.indexers {
+	for _, ix := range s.attached() {
 		if c, ok := ix.(Checker); ok {
 			if err := c.Check(); err != nil {
 				errs = append(errs, fmt.Errorf("%w: indexer %s: %w", ErrInvariant, ix.Name(), err))

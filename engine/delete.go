@@ -83,22 +83,30 @@ func (s *Store) deleteWhere(ctx context.Context, plan func(v *View, b *batch) er
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if err := s.checkOpen(); err != nil {
+	cs, err := func() (*ChangeSet, error) {
+		s.wmu.Lock()
+		defer s.wmu.Unlock()
+		if err := s.checkOpen(); err != nil {
+			return nil, err
+		}
+		b := s.newBatch(time.Now().UnixNano())
+		// The writer lock keeps the graph stable; plan only reads it.
+		if err := plan(&View{g: s.g}, b); err != nil {
+			return nil, err
+		}
+		if len(b.delNodes) == 0 && len(b.delEdges) == 0 {
+			return nil, nil
+		}
+		if err := b.commit(); err != nil {
+			return nil, fmt.Errorf("engine: delete: %w", err)
+		}
+		cs := b.changeSet()
+		s.notify(cs)
+		return cs, nil
+	}()
+	if err != nil || cs == nil {
 		return err
 	}
-	b := s.newBatch(time.Now().UnixNano())
-	// The writer lock keeps the graph stable; plan only reads it.
-	if err := plan(&View{g: s.g}, b); err != nil {
-		return err
-	}
-	if len(b.delNodes) == 0 && len(b.delEdges) == 0 {
-		return nil
-	}
-	if err := b.commit(); err != nil {
-		return fmt.Errorf("engine: delete: %w", err)
-	}
-	s.notify(ctx, b.changeSet())
-	return nil
+	// A deleted node must not surface in a search after this returns.
+	return s.waitApplied(context.WithoutCancel(ctx), cs.Seq)
 }

@@ -23,6 +23,12 @@ type ImportOptions struct {
 	// Lines, when set, gives the input line of each triplet (it wins over
 	// FirstLine); readers skip blank lines, so lines need not be contiguous.
 	Lines []int
+	// NoWait returns as soon as the batch is durable in the store, before
+	// the text and vector indexes have it (they follow in the background,
+	// in order; Store.Sync waits for them). Bulk loaders use it so that
+	// indexing one batch overlaps storing the next. Without it, Import
+	// returns when searches see the batch.
+	NoWait bool
 }
 
 // ImportResult counts what an Import did.
@@ -88,7 +94,12 @@ func (s *Store) Import(ctx context.Context, t Tenant, in []TripletInput, o Impor
 	}
 
 	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			s.wmu.Unlock()
+		}
+	}()
 	if err := s.checkOpen(); err != nil {
 		return res, err
 	}
@@ -118,7 +129,14 @@ func (s *Store) Import(ctx context.Context, t Tenant, in []TripletInput, o Impor
 	}
 	res = ImportResult{Accepted: len(in), NodesCreated: b.nodesCreated, NodesUpdated: b.nodesUpdated,
 		EdgesCreated: b.edgesCreated, EdgesMerged: len(in) - b.edgesCreated, Seq: b.seq}
-	s.notify(ctx, b.changeSet())
+	cs := b.changeSet()
+	s.notify(cs)
+	s.wmu.Unlock()
+	locked = false
+	if cs != nil && !o.NoWait {
+		// The batch is committed: a cancelled wait does not undo it.
+		_ = s.waitApplied(context.WithoutCancel(ctx), cs.Seq)
+	}
 	return res, nil
 }
 

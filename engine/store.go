@@ -37,7 +37,7 @@ type Store struct {
 	seq  uint64 // last change-log sequence written (guarded by wmu)
 	next struct{ node, edge uint32 }
 
-	indexers []Indexer // guarded by wmu
+	q *indexQueue // applies change sets to the indexers
 
 	tokens sync.Map // sha256 hex -> Token (cache of the token key space)
 
@@ -101,6 +101,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	s.startQueue()
 	return s, nil
 }
 
@@ -111,6 +112,7 @@ func (s *Store) Close() error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	s.stopQueue()
 	s.trimChangeLog()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("engine: close badger: %w", err)

@@ -172,7 +172,7 @@ func importLocal(ctx context.Context, dir string, ten engine.Tenant, files []str
 	}
 	p.start = time.Now()
 	err = eachBatch(files, f, n, func(name string, ts []engine.TripletInput, lines []int) error {
-		res, err := app.Store.Import(ctx, ten, ts, engine.ImportOptions{AllowCrossOrg: true, Lines: lines})
+		res, err := app.Store.Import(ctx, ten, ts, engine.ImportOptions{AllowCrossOrg: true, Lines: lines, NoWait: true})
 		if err != nil {
 			return fmt.Errorf("%s: %w", displayName(name), err)
 		}

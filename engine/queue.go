@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"context"
+	"sync"
+)
+
+// indexQueue applies committed change sets to the attached indexers on one
+// goroutine, in sequence order, so that a writer can go on with its next
+// batch (or return) while the indexes of the last one are being updated:
+// with two cores, the engine's work on batch n+1 overlaps the HNSW and text
+// work on batch n. Writers that want read-your-writes wait for their
+// sequence (waitApplied); Sync waits for everything queued.
+type indexQueue struct {
+	ch   chan *ChangeSet
+	done chan struct{}
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	applied  uint64 // highest sequence handed to every indexer
+	queued   uint64 // highest sequence enqueued
+	closed   bool
+	indexers []Indexer // copy-on-write: replaced under mu, read by the worker
+}
+
+// queueDepth bounds the change sets waiting for the indexers: a writer
+// that gets this far ahead blocks (back-pressure, never dropping).
+const queueDepth = 4
+
+func (s *Store) startQueue() {
+	q := &indexQueue{ch: make(chan *ChangeSet, queueDepth), done: make(chan struct{}), applied: s.seq, queued: s.seq}
+	q.cond = sync.NewCond(&q.mu)
+	s.q = q
+	go s.runQueue()
+}
+
+func (s *Store) runQueue() {
+	q := s.q
+	defer close(q.done)
+	for cs := range q.ch {
+		q.mu.Lock()
+		ixs := q.indexers
+		q.mu.Unlock()
+		for _, ix := range ixs {
+			if err := ix.Apply(context.Background(), cs); err != nil {
+				s.log.Error("indexer failed; it will catch up on the next open", "indexer", ix.Name(), "seq", cs.Seq, "err", err)
+			}
+		}
+		q.mu.Lock()
+		q.applied = cs.Seq
+		q.cond.Broadcast()
+		q.mu.Unlock()
+		if cs.Seq%64 == 0 {
+			s.trimChangeLog()
+		}
+	}
+}
+
+// notify queues a committed change set for the indexers. Called with wmu
+// held, so sets are queued in sequence order; it blocks while the queue is
+// full.
+func (s *Store) notify(cs *ChangeSet) {
+	if cs == nil {
+		return
+	}
+	q := s.q
+	q.mu.Lock()
+	q.queued = cs.Seq
+	q.mu.Unlock()
+	q.ch <- cs
+}
+
+// waitApplied blocks until every indexer has seen sequence seq (or the
+// store closes, or ctx ends).
+func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
+	q := s.q
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() {
+			q.mu.Lock()
+			q.cond.Broadcast()
+			q.mu.Unlock()
+		})
+		defer stop()
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.applied < seq && !q.closed {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		q.cond.Wait()
+	}
+	return nil
+}
+
+// Sync waits until the indexers have applied every committed change: after
+// it, searches see every write that returned before it was called.
+func (s *Store) Sync(ctx context.Context) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	q := s.q
+	q.mu.Lock()
+	seq := q.queued
+	q.mu.Unlock()
+	return s.waitApplied(ctx, seq)
+}
+
+// attached returns the current indexers.
+func (s *Store) attached() []Indexer {
+	s.q.mu.Lock()
+	defer s.q.mu.Unlock()
+	return s.q.indexers
+}
+
+// stopQueue drains the queue and stops its goroutine. Called with wmu held
+// by Close, so no writer can enqueue after it.
+func (s *Store) stopQueue() {
+	close(s.q.ch)
+	<-s.q.done
+	s.q.mu.Lock()
+	s.q.closed = true
+	s.q.cond.Broadcast()
+	s.q.mu.Unlock()
+}
