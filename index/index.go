@@ -189,20 +189,20 @@ func (ix *Index) Name() string { return "nodes" }
 // Watermark implements engine.Indexer: the lower of the two indexes'.
 func (ix *Index) Watermark() uint64 { return min(ix.vecWM.Load(), ix.txtWM.Load()) }
 
-// Apply implements engine.Indexer.
+// Apply implements engine.Indexer. The vector and text sides are updated
+// concurrently: they are independent, and the text side spends much of its
+// time waiting for fsync.
 func (ix *Index) Apply(ctx context.Context, cs *engine.ChangeSet) error {
-	var errs []error
-	if cs.Seq > ix.vecWM.Load() {
-		if err := ix.applyVectors(cs); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	var vecErr, txtErr error
+	var wg sync.WaitGroup
 	if cs.Seq > ix.txtWM.Load() {
-		if err := ix.applyText(cs); err != nil {
-			errs = append(errs, err)
-		}
+		wg.Go(func() { txtErr = ix.applyText(cs) })
 	}
-	return errors.Join(errs...)
+	if cs.Seq > ix.vecWM.Load() {
+		vecErr = ix.applyVectors(cs)
+	}
+	wg.Wait()
+	return errors.Join(vecErr, txtErr)
 }
 
 func (ix *Index) applyVectors(cs *engine.ChangeSet) error {
