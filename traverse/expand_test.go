@@ -249,3 +249,43 @@ func TestRankerOrder(t *testing.T) {
 		t.Fatal("extra element")
 	}
 }
+
+// BenchmarkExpand_Hubs walks depth 2 from 10 seeds of a graph where every
+// node has 200 edges (the fan-out cap, 64, binds), reporting candidates.
+func BenchmarkExpand_Hubs(b *testing.B) {
+	for _, nodes := range []int{2_000, 20_000} {
+		b.Run(fmt.Sprint(nodes), func(b *testing.B) {
+			s := openStore(b)
+			rng := rand.New(rand.NewPCG(1, 2))
+			var in []engine.TripletInput
+			for i := range nodes * 100 {
+				in = append(in, engine.TripletInput{Source: fmt.Sprintf("n%d", i%nodes), Relationship: "calls",
+					Target: fmt.Sprintf("n%d", rng.IntN(nodes)), Weight: w(float64(1+rng.IntN(9)) / 10)})
+				if len(in) == 50_000 {
+					if _, err := s.Import(context.Background(), ten, in, engine.ImportOptions{}); err != nil {
+						b.Fatal(err)
+					}
+					in = in[:0]
+				}
+			}
+			var seeds []Seed
+			_ = s.View(func(v *engine.View) error {
+				for i := range 10 {
+					n, _ := v.Lookup(ten, fmt.Sprintf("n%d", i*7))
+					seeds = append(seeds, Seed{Node: n, Score: 1 / float64(i+1)})
+				}
+				return nil
+			})
+			var dst []Candidate
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				_ = s.View(func(v *engine.View) error {
+					dst = Expand(v, seeds, Options{}, dst)
+					return nil
+				})
+			}
+			b.ReportMetric(float64(len(dst)), "candidates")
+		})
+	}
+}
