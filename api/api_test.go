@@ -144,9 +144,9 @@ func TestEndToEndGraphBlock(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("import: %d %s", r.status, r.body)
 	}
-	var ir importResponse
+	var ir engine.ImportResult
 	r.json(t, &ir)
-	if ir != (importResponse{Accepted: 3, NodesCreated: 4, EdgesCreated: 3, EdgesMerged: 0}) {
+	if ir != (engine.ImportResult{Accepted: 3, NodesCreated: 4, EdgesCreated: 3, EdgesMerged: 0}) {
 		t.Fatalf("import result %+v", ir)
 	}
 	// Same triplets again as a JSON array: nothing new.

@@ -41,13 +41,6 @@ func importFormat(c echo.Context) tripletio.Format {
 	return tripletio.Auto
 }
 
-type importResponse struct {
-	Accepted     int `json:"accepted"`
-	NodesCreated int `json:"nodesCreated"`
-	EdgesCreated int `json:"edgesCreated"`
-	EdgesMerged  int `json:"edgesMerged"`
-}
-
 func (s *Server) handleImport(c echo.Context) error {
 	t, err := tenant(c)
 	if err != nil {
@@ -84,8 +77,7 @@ func (s *Server) handleImport(c echo.Context) error {
 		return err
 	}
 	s.metrics.triplets.WithLabelValues("accepted").Add(float64(res.Accepted))
-	return c.JSON(http.StatusOK, importResponse{Accepted: res.Accepted, NodesCreated: res.NodesCreated,
-		EdgesCreated: res.EdgesCreated, EdgesMerged: res.EdgesMerged})
+	return c.JSON(http.StatusOK, res)
 }
 
 func (s *Server) handleQuery(c echo.Context) error {

@@ -115,7 +115,7 @@ var schemas = map[string]any{
 		"sourceDescription": str, "targetDescription": str, "weight": num, "provenance": provenance,
 		"sourceVector": nums, "targetVector": nums, "sourceProjectId": str, "targetProjectId": str, "targetOrgId": str}),
 	"TripletKey":   obj([]string{"source", "relationship", "target"}, map[string]any{"source": str, "relationship": str, "target": str}),
-	"ImportResult": obj(nil, map[string]any{"accepted": integ, "nodesCreated": integ, "edgesCreated": integ, "edgesMerged": integ}),
+	"ImportResult": obj(nil, map[string]any{"accepted": integ, "nodesCreated": integ, "nodesUpdated": integ, "edgesCreated": integ, "edgesMerged": integ}),
 	"TripletList": obj(nil, map[string]any{"triplets": map[string]any{"type": "array", "items": obj(nil, map[string]any{
 		"source": str, "relationship": str, "target": str, "sourceNodeId": str, "targetNodeId": str, "weight": num})}}),
 	"Stats": obj(nil, map[string]any{"nodes": integ, "triplets": integ, "predicates": map[string]any{"type": "object", "additionalProperties": integ}}),

@@ -1,0 +1,114 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/kgctx/kgctx/engine"
+)
+
+// Client talks to one kgctx server with one bearer token.
+type Client struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// New returns a client of the server at baseURL (e.g.
+// "http://127.0.0.1:7070") using token. A nil httpClient means one with a
+// 10-minute timeout (imports can be large).
+func New(baseURL, token string, httpClient *http.Client) (*Client, error) {
+	if token == "" {
+		return nil, ErrNoToken
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("client: base URL %q: want http(s)://host[:port]", baseURL)
+	}
+	if httpClient == nil {
+		httpClient = &http.Client{Timeout: 10 * time.Minute}
+	}
+	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, http: httpClient}, nil
+}
+
+// do sends a request and decodes a JSON answer into out (if not nil). A
+// non-2xx answer is an *APIError.
+func (c *Client) do(ctx context.Context, method, path, ctype string, body io.Reader, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Error *APIError `json:"error"`
+		}
+		if json.Unmarshal(raw, &e) != nil || e.Error == nil {
+			return &APIError{Status: resp.StatusCode, Code: "http_error", Message: strings.TrimSpace(string(raw))}
+		}
+		e.Error.Status = resp.StatusCode
+		return e.Error
+	}
+	if out == nil || len(raw) == 0 {
+		return nil
+	}
+	return json.Unmarshal(raw, out)
+}
+
+func projectPath(org, project string) string {
+	return "/v1/orgs/" + url.PathEscape(org) + "/projects/" + url.PathEscape(project)
+}
+
+// ImportNDJSON posts one NDJSON body of triplets (all or nothing).
+func (c *Client) ImportNDJSON(ctx context.Context, org, project string, body []byte) (engine.ImportResult, error) {
+	var res engine.ImportResult
+	err := c.do(ctx, http.MethodPost, projectPath(org, project)+"/triplets", "application/x-ndjson", bytes.NewReader(body), &res)
+	return res, err
+}
+
+// ImportTriplets posts triplets as one NDJSON body (all or nothing).
+func (c *Client) ImportTriplets(ctx context.Context, org, project string, ts []engine.TripletInput) (engine.ImportResult, error) {
+	body, err := EncodeNDJSON(nil, ts)
+	if err != nil {
+		return engine.ImportResult{}, err
+	}
+	return c.ImportNDJSON(ctx, org, project, body)
+}
+
+// EncodeNDJSON appends ts to dst as NDJSON.
+func EncodeNDJSON(dst []byte, ts []engine.TripletInput) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
+	enc := json.NewEncoder(buf)
+	for i := range ts {
+		if err := enc.Encode(&ts[i]); err != nil {
+			return nil, err
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+// Stats returns a project's graph statistics.
+func (c *Client) Stats(ctx context.Context, org, project string) (engine.Stats, error) {
+	var st engine.Stats
+	err := c.do(ctx, http.MethodGet, projectPath(org, project)+"/graph/stats", "", nil, &st)
+	return st, err
+}

@@ -1,0 +1,92 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kgctx/kgctx/api"
+	"github.com/kgctx/kgctx/api/client"
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/tripletio"
+)
+
+// serve runs the real server on a loopback port and returns its URL and an
+// importer token of org "o".
+func serve(t *testing.T) (string, string, *api.App) {
+	t.Helper()
+	app, err := api.OpenApp(context.Background(), api.AppConfig{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := engine.NewTokenSecret()
+	if err := app.Store.PutToken(tok, engine.Token{OrgID: "o", AgentID: "loader", Role: engine.RoleImporter}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.New(api.Config{App: app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		srv.Shutdown(context.Background())
+		if err := app.Store.Check(); err != nil {
+			t.Errorf("Check: %v", err)
+		}
+		app.Close()
+	})
+	return "http://" + ln.Addr().String(), tok, app
+}
+
+func TestImportFiles(t *testing.T) {
+	url, tok, _ := serve(t)
+	c, err := client.New(url, tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var lines []string
+	for i := range 2500 {
+		lines = append(lines, fmt.Sprintf("S%d\tcalls\tT%d", i, i%100))
+	}
+	path := filepath.Join(dir, "g.tsv")
+	os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644)
+	var last int
+	res, err := c.ImportFiles(context.Background(), "o", "p", []tripletio.File{{Path: path}},
+		client.FileOptions{Batch: 300, Written: func(n int) { last = n }})
+	if err != nil || res.Accepted != 2500 || res.EdgesCreated != 2500 || last != 2500 {
+		t.Fatalf("import: %+v %v (progress %d)", res, err, last)
+	}
+	st, err := c.Stats(context.Background(), "o", "p")
+	if err != nil || st.Triplets != 2500 || st.Nodes != 2600 {
+		t.Fatalf("stats: %+v %v", st, err)
+	}
+	// Another org's project: the server's 403 comes back as an APIError.
+	_, err = c.ImportTriplets(context.Background(), "other", "p", []engine.TripletInput{{Source: "a", Relationship: "r", Target: "b"}})
+	var ae *client.APIError
+	if !errors.As(err, &ae) || ae.Status != 403 || ae.Code != "forbidden" {
+		t.Fatalf("other org: %v", err)
+	}
+	// A line the server refuses (a vector of the wrong dimension: only the
+	// server knows the store's) is named by file and line.
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte(`{"source": "a", "relationship": "r", "target": "b"}
+{"source": "c", "relationship": "r", "target": "d", "sourceVector": [1, 2]}
+`), 0o644)
+	_, err = c.ImportFiles(context.Background(), "o", "p", []tripletio.File{{Path: bad, Name: "bad.jsonl"}}, client.FileOptions{})
+	if err == nil || !strings.Contains(err.Error(), "bad.jsonl: line 2") {
+		t.Fatalf("bad line: %v", err)
+	}
+	if _, err := client.New(url, "", nil); !errors.Is(err, client.ErrNoToken) {
+		t.Fatal(err)
+	}
+}

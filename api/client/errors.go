@@ -1,0 +1,23 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kgctx/kgctx/engine"
+)
+
+// ErrNoToken: a client was built without a bearer token.
+var ErrNoToken = errors.New("client: no bearer token")
+
+// APIError is a non-2xx answer: the status and the server's error body.
+type APIError struct {
+	Status  int                `json:"-"`
+	Code    string             `json:"code"`
+	Message string             `json:"message"`
+	Lines   []engine.LineError `json:"lines,omitempty"`
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("client: server answered %d %s: %s", e.Status, e.Code, e.Message)
+}

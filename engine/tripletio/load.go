@@ -1,0 +1,144 @@
+package tripletio
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/kgctx/kgctx/engine"
+)
+
+// File is one input of a load: a path for OpenFile and the name errors
+// give it (the path when Name is "").
+type File struct {
+	Path, Name string
+}
+
+func (f File) name() string {
+	if f.Name != "" {
+		return f.Name
+	}
+	return f.Path
+}
+
+// EachBatch streams the records of files in batches of at most n, with
+// their line numbers. The first bad record ends it with an error naming
+// file and line. ts and lines are reused between calls to fn.
+func EachBatch(files []File, f Format, n int, fn func(file File, ts []engine.TripletInput, lines []int) error) error {
+	for _, file := range files {
+		if err := eachBatch(file, f, n, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func eachBatch(file File, f Format, n int, fn func(file File, ts []engine.TripletInput, lines []int) error) error {
+	rc, err := OpenFile(file.Path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file.name(), err)
+	}
+	defer rc.Close()
+	r, err := NewReader(rc, f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file.name(), err)
+	}
+	var ts []engine.TripletInput
+	var lines []int
+	for {
+		var errs []*LineError
+		ts, lines, errs, err = ReadBatch(r, ts[:0], lines[:0], n)
+		if len(errs) > 0 {
+			return fmt.Errorf("%s: %w", file.name(), errs[0])
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("%s: %w", file.name(), err)
+		}
+		if len(ts) > 0 {
+			if ferr := fn(file, ts, lines); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// ValidateFiles parses and validates every record of files against the
+// store's vector dimension dim (negative: vector lengths unchecked); the
+// first bad record is the error, naming file and line. It returns the
+// number of records. progress, if set, is called with the running count.
+func ValidateFiles(files []File, f Format, dim int, progress func(n int)) (int, error) {
+	total := 0
+	err := EachBatch(files, f, 10_000, func(file File, ts []engine.TripletInput, lines []int) error {
+		for i := range ts {
+			if err := engine.ValidateTriplet(&ts[i], engine.Limits{}, dim); err != nil {
+				return fmt.Errorf("%s: line %d: %w", file.name(), lines[i], err)
+			}
+		}
+		total += len(ts)
+		if progress != nil {
+			progress(total)
+		}
+		return nil
+	})
+	return total, err
+}
+
+// LoadOptions tune Load. Zero fields mean defaults.
+type LoadOptions struct {
+	Format Format
+	// Batch is the number of triplets per engine batch (default 50,000).
+	Batch int
+	// AllowCrossOrg permits targetOrgId (the data directory's owner is
+	// trusted like an operator).
+	AllowCrossOrg bool
+	// Validated, once the first pass is over, receives the record count;
+	// Written receives the running count of written triplets.
+	Validated func(total int)
+	Written   func(done int)
+}
+
+// Load imports files into store st under tenant t, all or nothing as far as
+// the input goes: a first pass parses and validates every record and
+// writes nothing if one is bad; a second pass writes in batches, letting
+// the indexes of one batch be built while the next is stored. When Load
+// returns without error, everything is durable and indexed.
+func Load(ctx context.Context, st *engine.Store, t engine.Tenant, files []File, o LoadOptions) (engine.ImportResult, error) {
+	var sum engine.ImportResult
+	if o.Batch <= 0 {
+		o.Batch = 50_000
+	}
+	total, err := ValidateFiles(files, o.Format, st.Dim(), nil)
+	if err != nil {
+		return sum, err
+	}
+	if o.Validated != nil {
+		o.Validated(total)
+	}
+	err = EachBatch(files, o.Format, o.Batch, func(file File, ts []engine.TripletInput, lines []int) error {
+		res, err := st.Import(ctx, t, ts, engine.ImportOptions{AllowCrossOrg: o.AllowCrossOrg, Lines: lines, NoWait: true})
+		if err != nil {
+			return fmt.Errorf("%s: %w", file.name(), err)
+		}
+		AddResult(&sum, res)
+		if o.Written != nil {
+			o.Written(sum.Accepted)
+		}
+		return nil
+	})
+	if err != nil {
+		return sum, err
+	}
+	return sum, st.Sync(ctx)
+}
+
+// AddResult adds r's counts to sum.
+func AddResult(sum *engine.ImportResult, r engine.ImportResult) {
+	sum.Accepted += r.Accepted
+	sum.NodesCreated += r.NodesCreated
+	sum.NodesUpdated += r.NodesUpdated
+	sum.EdgesCreated += r.EdgesCreated
+	sum.EdgesMerged += r.EdgesMerged
+}
