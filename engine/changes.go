@@ -17,34 +17,35 @@ import (
 // (a crash between the commit and the index update), so indexes converge on
 // the store without a rebuild. Entries every indexer has passed are trimmed.
 
-func encodeChange(dst []byte, upserts, deletes *roaring.Bitmap) []byte {
+// A change record holds four bitmaps: upserted nodes, deleted nodes,
+// created observations, deleted observations.
+func encodeChange(dst []byte, sets [4]*roaring.Bitmap) []byte {
 	dst = append(dst, recordVersion)
-	u, _ := upserts.ToBytes()
-	dst = binary.AppendUvarint(dst, uint64(len(u)))
-	dst = append(dst, u...)
-	d, _ := deletes.ToBytes()
-	dst = binary.AppendUvarint(dst, uint64(len(d)))
-	return append(dst, d...)
+	for _, b := range sets {
+		raw, _ := b.ToBytes()
+		dst = binary.AppendUvarint(dst, uint64(len(raw)))
+		dst = append(dst, raw...)
+	}
+	return dst
 }
 
-func decodeChange(b []byte) (upserts, deletes *roaring.Bitmap, err error) {
+func decodeChange(b []byte) ([4]*roaring.Bitmap, error) {
+	var sets [4]*roaring.Bitmap
 	d := dec{b: b}
 	if d.u8() != recordVersion {
-		return nil, nil, fmt.Errorf("%w: change record version", ErrCorrupt)
+		return sets, fmt.Errorf("%w: change record version", ErrCorrupt)
 	}
-	upserts, deletes = roaring.New(), roaring.New()
-	ub := d.bytes(int(d.uv()))
-	db := d.bytes(int(d.uv()))
-	if d.err {
-		return nil, nil, fmt.Errorf("%w: truncated change record", ErrCorrupt)
+	for i := range sets {
+		raw := d.bytes(int(d.uv()))
+		if d.err {
+			return sets, fmt.Errorf("%w: truncated change record", ErrCorrupt)
+		}
+		sets[i] = roaring.New()
+		if err := sets[i].UnmarshalBinary(raw); err != nil {
+			return sets, fmt.Errorf("%w: change record: %v", ErrCorrupt, err)
+		}
 	}
-	if err := upserts.UnmarshalBinary(ub); err != nil {
-		return nil, nil, fmt.Errorf("%w: change record: %v", ErrCorrupt, err)
-	}
-	if err := deletes.UnmarshalBinary(db); err != nil {
-		return nil, nil, fmt.Errorf("%w: change record: %v", ErrCorrupt, err)
-	}
-	return upserts, deletes, nil
+	return sets, nil
 }
 
 // Attach registers an indexer and first replays to it every change set above
@@ -58,19 +59,21 @@ func (s *Store) Attach(ctx context.Context, ix Indexer) error {
 	defer s.wmu.Unlock()
 	from := ix.Watermark()
 	if from < s.seq {
-		upserts, deletes := roaring.New(), roaring.New()
+		nodes, obs := roaring.New(), roaring.New()
 		var last uint64
 		err := s.iterate([]byte{pfxChange}, func(k, v []byte) error {
 			seq := binary.BigEndian.Uint64(k[1:])
 			if seq <= from {
 				return nil
 			}
-			u, d, err := decodeChange(v)
+			sets, err := decodeChange(v)
 			if err != nil {
 				return err
 			}
-			upserts.Or(u)
-			deletes.Or(d)
+			nodes.Or(sets[0])
+			nodes.Or(sets[1])
+			obs.Or(sets[2])
+			obs.Or(sets[3])
 			last = seq
 			return nil
 		})
@@ -78,12 +81,12 @@ func (s *Store) Attach(ctx context.Context, ix Indexer) error {
 			return fmt.Errorf("engine: read change log: %w", err)
 		}
 		if last > 0 {
-			cs, err := s.replaySet(last, upserts, deletes)
+			cs, err := s.replaySet(last, nodes, obs)
 			if err != nil {
 				return err
 			}
 			s.log.Info("replaying changes to indexer", "indexer", ix.Name(), "from", from, "to", last,
-				"upserts", len(cs.Upserts), "deletes", len(cs.Deletes))
+				"upserts", len(cs.Upserts), "deletes", len(cs.Deletes), "observations", len(cs.ObsUpserts), "observationDeletes", len(cs.ObsDeletes))
 			if err := ix.Apply(ctx, cs); err != nil {
 				return fmt.Errorf("engine: replay to %s: %w", ix.Name(), err)
 			}
@@ -95,14 +98,13 @@ func (s *Store) Attach(ctx context.Context, ix Indexer) error {
 	return nil
 }
 
-// replaySet builds one change set from the current state of the nodes the
-// log names: live ones are upserted with their stored vector, the others
-// deleted.
-func (s *Store) replaySet(seq uint64, upserts, deletes *roaring.Bitmap) (*ChangeSet, error) {
+// replaySet builds one change set from the current state of the nodes and
+// observations the log names: live ones are upserted with their stored
+// vector, the others deleted.
+func (s *Store) replaySet(seq uint64, nodes, obs *roaring.Bitmap) (*ChangeSet, error) {
 	cs := &ChangeSet{Seq: seq}
-	all := roaring.Or(upserts, deletes)
 	err := s.db.View(func(txn *badger.Txn) error {
-		it := all.Iterator()
+		it := nodes.Iterator()
 		for it.HasNext() {
 			id := it.Next()
 			doc, err := s.loadDoc(txn, id)
@@ -115,9 +117,65 @@ func (s *Store) replaySet(seq uint64, upserts, deletes *roaring.Bitmap) (*Change
 			}
 			cs.Upserts = append(cs.Upserts, doc)
 		}
+		it = obs.Iterator()
+		for it.HasNext() {
+			id := it.Next()
+			doc, err := s.loadObsDoc(txn, id)
+			if err != nil {
+				return err
+			}
+			if doc == nil {
+				cs.ObsDeletes = append(cs.ObsDeletes, id)
+				continue
+			}
+			cs.ObsUpserts = append(cs.ObsUpserts, doc)
+		}
 		return nil
 	})
 	return cs, err
+}
+
+// loadObsDoc reads the indexable state of observation id, nil if it is gone.
+func (s *Store) loadObsDoc(txn *badger.Txn, id uint32) (*ObsDoc, error) {
+	item, err := txn.Get(key32(pfxObs, id))
+	if err == badger.ErrKeyNotFound {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var doc *ObsDoc
+	err = item.Value(func(v []byte) error {
+		rec, content, err := decodeObs(v, true)
+		if err != nil {
+			return err
+		}
+		s.mu.RLock()
+		t := s.g.tenants[rec.tenant]
+		s.mu.RUnlock()
+		doc = &ObsDoc{Dense: id, ID: rec.id, OrgID: t.Org, ProjectID: t.Project, Content: content, Tags: rec.tags, Namespace: rec.namespace}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	item, err = txn.Get(key32(pfxObsVec, id))
+	if err == badger.ErrKeyNotFound {
+		return doc, nil
+	} else if err != nil {
+		return nil, err
+	}
+	err = item.Value(func(v []byte) error { doc.Vector = decodeVector(nil, v); return nil })
+	return doc, err
+}
+
+// EachObsVector calls fn with every stored observation vector, in id
+// order. v is only valid during the call.
+func (s *Store) EachObsVector(fn func(id uint32, v []float32) error) error {
+	var buf []float32
+	return s.iterate([]byte{pfxObsVec}, func(k, v []byte) error {
+		buf = decodeVector(buf, v)
+		return fn(binary.BigEndian.Uint32(k[1:]), buf)
+	})
 }
 
 // loadDoc reads the indexable state of node id, nil if it is gone.

@@ -210,6 +210,37 @@ func (s *Store) Check() error {
 	if total != uint64(live) {
 		bad("org bitmaps hold %d nodes for %d live nodes: orgs overlap", total, live)
 	}
+	liveO := 0
+	for id := range g.obs {
+		o := &g.obs[id]
+		d := uint32(id)
+		if !o.live {
+			if !g.deletedObs.Contains(d) {
+				bad("observation %d is not live but not in the deleted bitmap", d)
+			}
+			continue
+		}
+		liveO++
+		if int(o.tenant) >= len(g.tenants) || !g.projObs[o.tenant].Contains(d) || !g.orgObs[g.tenants[o.tenant].Org].Contains(d) {
+			bad("observation %d missing from its tenant bitmaps", d)
+		}
+		if g.byObs[o.id] != d {
+			bad("observation id index of %d points elsewhere", d)
+		}
+		if o.weight < 0 || o.weight > 1 {
+			bad("observation %d weight %v outside [0,1]", d, o.weight)
+		}
+	}
+	if liveO != g.liveObs || len(g.byObs) != liveO {
+		bad("live observation count %d, id index %d, counted %d", g.liveObs, len(g.byObs), liveO)
+	}
+	totalO := uint64(0)
+	for _, b := range g.orgObs {
+		totalO += b.GetCardinality()
+	}
+	if totalO != uint64(liveO) {
+		bad("org observation bitmaps hold %d for %d live observations", totalO, liveO)
+	}
 	errs = append(errs, s.checkStored()...)
 	for _, ix := range s.attached() {
 		if c, ok := ix.(Checker); ok {
@@ -279,6 +310,31 @@ func (s *Store) checkStored() []error {
 	}
 	if nodes != g.liveNodes || edges != g.liveEdges {
 		bad("%d nodes and %d edges stored, %d and %d live in memory", nodes, edges, g.liveNodes, g.liveEdges)
+	}
+	obs := 0
+	err = s.iterate([]byte{pfxObs}, func(k, v []byte) error {
+		id := binary.BigEndian.Uint32(k[1:])
+		obs++
+		rec, _, err := decodeObs(v, false)
+		if err != nil {
+			bad("observation %d: %v", id, err)
+			return nil
+		}
+		if int(id) >= len(g.obs) || !g.obs[id].live {
+			bad("observation %d is stored but not live in memory", id)
+			return nil
+		}
+		m := &g.obs[id]
+		if m.id != rec.id || m.tenant != rec.tenant || m.weight != rec.weight || m.session != rec.session || m.namespace != rec.namespace {
+			bad("observation %d differs between memory and disk", id)
+		}
+		return nil
+	})
+	if err != nil {
+		bad("iterate observations: %v", err)
+	}
+	if obs != g.liveObs {
+		bad("%d observations stored, %d live in memory", obs, g.liveObs)
 	}
 	return errs
 }

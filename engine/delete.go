@@ -2,7 +2,7 @@ package engine
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -77,36 +77,27 @@ func (b *batch) deleteNodes(nodes *roaring.Bitmap) {
 	b.delEdges = edges.ToArray()
 }
 
+// errNothing tells write that a stage has nothing to commit.
+var errNothing = errors.New("nothing to write")
+
 // deleteWhere runs plan under the writer lock to stage deletions, then
 // commits them and tells the indexers.
 func (s *Store) deleteWhere(ctx context.Context, plan func(v *View, b *batch) error) error {
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
-	cs, err := func() (*ChangeSet, error) {
-		s.wmu.Lock()
-		defer s.wmu.Unlock()
-		if err := s.checkOpen(); err != nil {
-			return nil, err
-		}
-		b := s.newBatch(time.Now().UnixNano())
+	_, err := s.write(ctx, func(b *batch) error {
 		// The writer lock keeps the graph stable; plan only reads it.
 		if err := plan(&View{g: s.g}, b); err != nil {
-			return nil, err
+			return err
 		}
-		if len(b.delNodes) == 0 && len(b.delEdges) == 0 {
-			return nil, nil
+		if len(b.delNodes) == 0 && len(b.delEdges) == 0 && len(b.delObs) == 0 {
+			return errNothing
 		}
-		if err := b.commit(); err != nil {
-			return nil, fmt.Errorf("engine: delete: %w", err)
-		}
-		cs := b.changeSet()
-		s.notify(cs)
-		return cs, nil
-	}()
-	if err != nil || cs == nil {
-		return err
+		return nil
+	}, time.Now(), false)
+	if err == errNothing {
+		return nil
 	}
-	// A deleted node must not surface in a search after this returns.
-	return s.waitApplied(context.WithoutCancel(ctx), cs.Seq)
+	return err
 }

@@ -50,7 +50,15 @@ type graph struct {
 	byUUID   map[uuid]uint32
 	byTriple map[tripleKey]uint32
 
-	liveNodes, liveEdges int
+	// Observations: table by dense id, per-project and per-org bitmaps,
+	// external id index.
+	obs        []obsRec
+	projObs    []*roaring.Bitmap // by tenant id
+	orgObs     map[string]*roaring.Bitmap
+	deletedObs *roaring.Bitmap
+	byObs      map[string]uint32
+
+	liveNodes, liveEdges, liveObs int
 }
 
 type nodeRec struct {
@@ -93,6 +101,9 @@ func newGraph() *graph {
 		byName:       make(map[nameKey]uint32),
 		byUUID:       make(map[uuid]uint32),
 		byTriple:     make(map[tripleKey]uint32),
+		orgObs:       make(map[string]*roaring.Bitmap),
+		deletedObs:   roaring.New(),
+		byObs:        make(map[string]uint32),
 	}
 }
 
@@ -101,11 +112,13 @@ func (g *graph) ensureTenant(id uint32, t Tenant) {
 		g.tenants = append(g.tenants, Tenant{})
 		g.projNodes = append(g.projNodes, roaring.New())
 		g.projEdges = append(g.projEdges, roaring.New())
+		g.projObs = append(g.projObs, roaring.New())
 	}
 	g.tenants[id] = t
 	g.tenantIndex[t] = id
 	if g.orgNodes[t.Org] == nil {
 		g.orgNodes[t.Org] = roaring.New()
+		g.orgObs[t.Org] = roaring.New()
 	}
 }
 
@@ -275,4 +288,46 @@ func (g *graph) incidentEdges(id uint32) *roaring.Bitmap {
 		b.Or(i)
 	}
 	return b
+}
+
+// growObs makes room for observation ids below n.
+func (g *graph) growObs(n uint32) {
+	old := uint32(len(g.obs))
+	if n <= old {
+		return
+	}
+	if uint32(cap(g.obs)) < n {
+		no := make([]obsRec, len(g.obs), max(n, uint32(cap(g.obs))*5/4+1024))
+		copy(no, g.obs)
+		g.obs = no
+	}
+	g.obs = g.obs[:n]
+	g.deletedObs.AddRange(uint64(old), uint64(n))
+}
+
+// putObs makes observation id live with rec (insert or replace).
+func (g *graph) putObs(id uint32, rec obsRec) {
+	g.growObs(id + 1)
+	if !g.obs[id].live {
+		g.liveObs++
+		g.deletedObs.Remove(id)
+		g.projObs[rec.tenant].Add(id)
+		g.orgObs[g.tenants[rec.tenant].Org].Add(id)
+	}
+	rec.live = true
+	g.obs[id] = rec
+	g.byObs[rec.id] = id
+}
+
+func (g *graph) removeObs(id uint32) {
+	r := &g.obs[id]
+	if !r.live {
+		return
+	}
+	delete(g.byObs, r.id)
+	g.projObs[r.tenant].Remove(id)
+	g.orgObs[g.tenants[r.tenant].Org].Remove(id)
+	g.deletedObs.Add(id)
+	*r = obsRec{}
+	g.liveObs--
 }

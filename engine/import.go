@@ -93,49 +93,35 @@ func (s *Store) Import(ctx context.Context, t Tenant, in []TripletInput, o Impor
 		now = time.Now()
 	}
 
-	s.wmu.Lock()
-	locked := true
-	defer func() {
-		if locked {
-			s.wmu.Unlock()
+	var b *batch
+	cs, err := s.write(ctx, func(bb *batch) error {
+		b = bb
+		home := b.tenant(t)
+		for i := range in {
+			tr := &in[i]
+			srcT, dstT := home, home
+			if tr.SourceProjectID != "" {
+				srcT = b.tenant(Tenant{Org: t.Org, Project: tr.SourceProjectID})
+			}
+			if tr.TargetOrgID != "" || tr.TargetProjectID != "" {
+				dstT = b.tenant(Tenant{Org: cmpOr(tr.TargetOrgID, t.Org), Project: cmpOr(tr.TargetProjectID, t.Project)})
+			}
+			src := b.node(srcT, tr.Source, tr.SourceType, tr.SourceDescription, tr.SourceVector)
+			dst := b.node(dstT, tr.Target, tr.TargetType, tr.TargetDescription, tr.TargetVector)
+			b.edge(home, src, b.rawRel(tr.Relationship), dst, tr.Weight, tr.Provenance)
 		}
-	}()
-	if err := s.checkOpen(); err != nil {
-		return res, err
-	}
-	b := s.newBatch(now.UnixNano())
-	home := b.tenant(t)
-	for i := range in {
-		tr := &in[i]
-		srcT, dstT := home, home
-		if tr.SourceProjectID != "" {
-			srcT = b.tenant(Tenant{Org: t.Org, Project: tr.SourceProjectID})
+		if err := b.vectorize(ctx); err != nil {
+			return err
 		}
-		if tr.TargetOrgID != "" || tr.TargetProjectID != "" {
-			dstT = b.tenant(Tenant{Org: cmpOr(tr.TargetOrgID, t.Org), Project: cmpOr(tr.TargetProjectID, t.Project)})
-		}
-		src := b.node(srcT, tr.Source, tr.SourceType, tr.SourceDescription, tr.SourceVector)
-		dst := b.node(dstT, tr.Target, tr.TargetType, tr.TargetDescription, tr.TargetVector)
-		b.edge(home, src, b.rawRel(tr.Relationship), dst, tr.Weight, tr.Provenance)
-	}
-	if err := b.vectorize(ctx); err != nil {
-		return res, err
-	}
-	if err := b.loadEdgeMeta(); err != nil {
-		return res, err
-	}
-	if err := b.commit(); err != nil {
+		return b.loadEdgeMeta()
+	}, now, o.NoWait)
+	if err != nil {
 		return res, err
 	}
 	res = ImportResult{Accepted: len(in), NodesCreated: b.nodesCreated, NodesUpdated: b.nodesUpdated,
-		EdgesCreated: b.edgesCreated, EdgesMerged: len(in) - b.edgesCreated, Seq: b.seq}
-	cs := b.changeSet()
-	s.notify(cs)
-	s.wmu.Unlock()
-	locked = false
-	if cs != nil && !o.NoWait {
-		// The batch is committed: a cancelled wait does not undo it.
-		_ = s.waitApplied(context.WithoutCancel(ctx), cs.Seq)
+		EdgesCreated: b.edgesCreated, EdgesMerged: len(in) - b.edgesCreated}
+	if cs != nil {
+		res.Seq = cs.Seq
 	}
 	return res, nil
 }
@@ -170,7 +156,10 @@ type batch struct {
 
 	delNodes []uint32 // nodes deleted by this batch
 	delEdges []uint32
+	obsList  []*pobs  // observations created or changed
+	delObs   []uint32 // observations deleted
 	edgeBase uint32 // the first edge id not in use when the batch began
+	next0    struct{ node, edge, obs uint32 }
 
 	seq                        uint64
 	nodesCreated, nodesUpdated int
@@ -201,7 +190,7 @@ type pedge struct {
 
 func (s *Store) newBatch(now int64) *batch {
 	return &batch{
-		s: s, g: s.g, now: now, edgeBase: s.next.edge,
+		s: s, g: s.g, now: now, edgeBase: s.next.edge, next0: s.next,
 		tenantIDs: make(map[Tenant]uint32),
 		relIDs:    make(map[string]uint32),
 		nodes:     make(map[nameKey]*pnode),
@@ -569,7 +558,13 @@ func (b *batch) commit() error {
 			changed.Add(p.id)
 		}
 	}
-	hasChanges := !changed.IsEmpty() || len(b.delNodes) > 0
+	obsNew := roaring.New()
+	for _, p := range b.obsList {
+		if p.isNew {
+			obsNew.Add(p.id)
+		}
+	}
+	hasChanges := !changed.IsEmpty() || len(b.delNodes) > 0 || !obsNew.IsEmpty() || len(b.delObs) > 0
 	if hasChanges {
 		b.seq = s.seq + 1
 	}
@@ -582,8 +577,8 @@ func (b *batch) commit() error {
 		return wb.Set(k, arena[start:len(arena):len(arena)])
 	}
 	if hasChanges {
-		del := roaring.BitmapOf(b.delNodes...)
-		if err := put(key64(pfxChange, b.seq), func(d []byte) []byte { return encodeChange(d, changed, del) }); err != nil {
+		sets := [4]*roaring.Bitmap{changed, roaring.BitmapOf(b.delNodes...), obsNew, roaring.BitmapOf(b.delObs...)}
+		if err := put(key64(pfxChange, b.seq), func(d []byte) []byte { return encodeChange(d, sets) }); err != nil {
 			return err
 		}
 	}
@@ -617,6 +612,33 @@ func (b *batch) commit() error {
 	}
 	if err := b.stageEdges(wb); err != nil {
 		return err
+	}
+	for _, p := range b.obsList {
+		content := p.content
+		if !p.isNew {
+			// A weight change rewrites the record: fetch what memory lacks.
+			cs, err := s.ObservationContents([]uint32{p.id})
+			if err != nil {
+				return err
+			}
+			content = cs[0]
+		}
+		if err := put(key32(pfxObs, p.id), func(d []byte) []byte { return encodeObs(d, &p.rec, content) }); err != nil {
+			return err
+		}
+		if p.vec != nil {
+			if err := put(key32(pfxObsVec, p.id), func(d []byte) []byte { return encodeVector(d, p.vec) }); err != nil {
+				return err
+			}
+		}
+	}
+	for _, id := range b.delObs {
+		if err := wb.Delete(key32(pfxObs, id)); err != nil {
+			return err
+		}
+		if err := wb.Delete(key32(pfxObsVec, id)); err != nil {
+			return err
+		}
 	}
 	for _, id := range b.delNodes {
 		if err := wb.Delete(key32(pfxNode, id)); err != nil {
@@ -665,8 +687,15 @@ func (b *batch) commit() error {
 			}
 		}
 	}
+	for _, id := range b.delObs {
+		b.g.removeObs(id)
+	}
+	for _, p := range b.obsList {
+		b.g.putObs(p.id, p.rec)
+	}
 	b.g.growNodes(s.next.node)
 	b.g.growEdges(s.next.edge)
+	b.g.growObs(s.next.obs)
 	return nil
 }
 
@@ -675,7 +704,7 @@ func (s *Store) putCounters(wb *badger.WriteBatch, seq uint64) error {
 	for _, kv := range [...]struct {
 		k string
 		v uint64
-	}{{keyMetaNode, uint64(s.next.node)}, {keyMetaEdge, uint64(s.next.edge)}, {keyMetaSeq, max(seq, s.seq)},
+	}{{keyMetaNode, uint64(s.next.node)}, {keyMetaEdge, uint64(s.next.edge)}, {keyMetaObs, uint64(s.next.obs)}, {keyMetaSeq, max(seq, s.seq)},
 		{keyMetaDim, uint64(s.dim)}, {keyMetaVer, storeVersion}} {
 		if err := wb.Set([]byte(kv.k), u64(kv.v)); err != nil {
 			return err
@@ -691,10 +720,17 @@ func (b *batch) changeSet() *ChangeSet {
 	if b.seq == 0 {
 		return nil
 	}
-	cs := &ChangeSet{Seq: b.seq, Deletes: b.delNodes}
+	cs := &ChangeSet{Seq: b.seq, Deletes: b.delNodes, ObsDeletes: b.delObs}
 	for _, p := range b.nodeList {
 		if p.reindex && p.doc != nil {
 			cs.Upserts = append(cs.Upserts, p.doc)
+		}
+	}
+	for _, p := range b.obsList {
+		if p.isNew {
+			t := b.tenantOf(p.rec.tenant)
+			cs.ObsUpserts = append(cs.ObsUpserts, &ObsDoc{Dense: p.id, ID: p.rec.id, OrgID: t.Org, ProjectID: t.Project,
+				Content: p.content, Tags: p.rec.tags, Namespace: p.rec.namespace, Vector: p.vec})
 		}
 	}
 	return cs

@@ -13,12 +13,15 @@ const (
 	pfxChange   = 'c' // c<u64 seq>           -> change-log entry for indexers
 	pfxMeta     = 'm' // m<name>              -> store metadata
 	pfxToken    = 't' // t<sha256>            -> token record
+	pfxObs      = 'o' // o<u32 dense>         -> observation record
+	pfxObsVec   = 'w' // w<u32 dense>         -> observation vector
 	pfxAux      = 'x' // x<owner>/...         -> records owned by other packages (index snapshots)
 	pfxConfig   = 'g' // g<kind>/<key>        -> configuration documents
 	keyMetaDim  = "mdim"
 	keyMetaEmb  = "memb"
 	keyMetaNode = "mnext_node"
 	keyMetaEdge = "mnext_edge"
+	keyMetaObs  = "mnext_obs"
 	keyMetaSeq  = "mseq"
 	keyMetaVer  = "mversion"
 )

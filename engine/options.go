@@ -76,14 +76,20 @@ type Vectorizer interface {
 	Dim() int
 	// Vectorize returns one vector per doc, in order.
 	Vectorize(ctx context.Context, docs []*NodeDoc) ([][]float32, error)
+	// EmbedTexts returns one vector per text (observation contents).
+	EmbedTexts(ctx context.Context, texts []string) ([][]float32, error)
 }
 
-// ChangeSet lists the nodes a committed batch created, changed or deleted.
-// Seq increases with every batch that changes nodes.
+// ChangeSet lists the nodes and observations a committed batch created,
+// changed or deleted. Seq increases with every batch that changes them.
 type ChangeSet struct {
 	Seq     uint64
 	Upserts []*NodeDoc
 	Deletes []uint32
+	// ObsUpserts are new observations; ObsDeletes deleted ones. (An
+	// observation's indexed content never changes after creation.)
+	ObsUpserts []*ObsDoc
+	ObsDeletes []uint32
 }
 
 // Indexer is a derived index kept in step with the store (text, vector).

@@ -35,7 +35,7 @@ type Store struct {
 	mu   sync.RWMutex // guards g
 	g    *graph
 	seq  uint64 // last change-log sequence written (guarded by wmu)
-	next struct{ node, edge uint32 }
+	next struct{ node, edge, obs uint32 }
 
 	q *indexQueue // applies change sets to the indexers
 
@@ -175,6 +175,11 @@ func (s *Store) load() error {
 		if err != nil {
 			return err
 		}
+		no, _, err := meta(keyMetaObs)
+		if err != nil {
+			return err
+		}
+		s.next.obs = uint32(no)
 		if s.seq, _, err = meta(keyMetaSeq); err != nil {
 			return err
 		}
@@ -239,8 +244,24 @@ func (s *Store) load() error {
 	}); err != nil {
 		return fmt.Errorf("engine: load edges: %w", err)
 	}
+	if err := s.iterate([]byte{pfxObs}, func(k, v []byte) error {
+		id := binary.BigEndian.Uint32(k[1:])
+		rec, _, err := decodeObs(v, false)
+		if err != nil {
+			return fmt.Errorf("observation %d: %w", id, err)
+		}
+		if int(rec.tenant) >= len(g.tenants) {
+			return fmt.Errorf("%w: observation %d names unknown tenant %d", ErrCorrupt, id, rec.tenant)
+		}
+		g.putObs(id, rec)
+		s.next.obs = max(s.next.obs, id+1)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("engine: load observations: %w", err)
+	}
 	g.growNodes(s.next.node)
 	g.growEdges(s.next.edge)
+	g.growObs(s.next.obs)
 	if len(dangling) > 0 {
 		s.log.Warn("dropping edges of an unfinished batch", "edges", len(dangling))
 		b := s.newBatch(time.Now().UnixNano())
@@ -252,7 +273,7 @@ func (s *Store) load() error {
 	if err := s.loadTokens(); err != nil {
 		return err
 	}
-	s.log.Info("store loaded", "nodes", g.liveNodes, "edges", g.liveEdges, "dim", s.dim, "took", time.Since(start).String())
+	s.log.Info("store loaded", "nodes", g.liveNodes, "edges", g.liveEdges, "observations", g.liveObs, "dim", s.dim, "took", time.Since(start).String())
 	return nil
 }
 

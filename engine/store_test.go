@@ -245,6 +245,7 @@ func TestImportRejectsBadInputAtomically(t *testing.T) {
 type recIndexer struct {
 	s       *Store
 	docs    map[uint32]string
+	obs     map[uint32]string
 	applied []uint64
 	wm      uint64
 	fail    bool
@@ -260,6 +261,15 @@ func (r *recIndexer) Apply(_ context.Context, cs *ChangeSet) error {
 	}
 	for _, d := range cs.Deletes {
 		delete(r.docs, d)
+	}
+	if r.obs == nil {
+		r.obs = map[uint32]string{}
+	}
+	for _, d := range cs.ObsUpserts {
+		r.obs[d.Dense] = d.Content
+	}
+	for _, d := range cs.ObsDeletes {
+		delete(r.obs, d)
 	}
 	r.applied = append(r.applied, cs.Seq)
 	r.wm = cs.Seq

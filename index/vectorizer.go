@@ -62,6 +62,11 @@ func (v *Vectorizer) Vectorize(ctx context.Context, docs []*engine.NodeDoc) ([][
 	return out, nil
 }
 
+// EmbedTexts embeds observation contents.
+func (v *Vectorizer) EmbedTexts(ctx context.Context, texts []string) ([][]float32, error) {
+	return v.Emb.Embed(ctx, texts)
+}
+
 // NodeText is the text a node's vector embeds: its name first (the
 // embedder splits identifiers), then its type and description.
 func NodeText(name, typ, desc string) string {
