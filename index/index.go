@@ -2,14 +2,11 @@ package index
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"iter"
 	"runtime"
-	"strconv"
+	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
@@ -22,7 +19,9 @@ import (
 
 // Options configure an Index. Zero fields mean defaults.
 type Options struct {
-	// TextDir is the bleve index directory; "" keeps it in memory (tests).
+	// TextDir is the directory of the nodes' bleve index; the
+	// observations' lives beside it (TextDir + "-obs"). "" keeps both in
+	// memory (tests).
 	TextDir string
 	// HNSW parameters (M, EfConstruction, EfSearch, ExactCutoff); Dim and
 	// Metric are set by Open (the embedder's dimension, cosine).
@@ -33,9 +32,9 @@ type Options struct {
 	// (default max(3*k, 30)).
 	ListDepth int
 	// MinSimilarity drops vector hits whose cosine similarity to the query
-	// is below it (default 0.2): every node has some nearest neighbour, and
-	// without a floor a query about nothing in the graph would still seed
-	// the walk with noise. Set it negative to keep every hit.
+	// is below it (default 0.2): every item has some nearest neighbour, and
+	// without a floor a query about nothing stored would still seed the
+	// walk with noise. Set it negative to keep every hit.
 	MinSimilarity float64
 	// Workers is the number of goroutines inserting into HNSW (default
 	// GOMAXPROCS).
@@ -58,25 +57,16 @@ func (o *Options) Validate() error {
 // MaxQueryBytes bounds a query text (API.md: 8 KiB).
 const MaxQueryBytes = 8 << 10
 
-// Index is the seed search over one store's nodes.
+// Index is the seed search over one store's nodes and observations.
 type Index struct {
-	st   *engine.Store
-	emb  embed.Embedder
-	opts Options
-	vec  *hnsw.Graph
-	txt  *text.Index
-
-	vecWM, txtWM atomic.Uint64
+	st    *engine.Store
+	emb   embed.Embedder
+	opts  Options
+	nodes space
+	obs   space
 
 	qpool sync.Pool // *queryScratch
 }
-
-const (
-	auxMeta   = "hnsw/meta"
-	auxWM     = "hnsw/wm"
-	auxNode   = "hnsw/n/"
-	textWMKey = "wm"
-)
 
 // Open loads (or creates) the indexes of st and attaches them to it, so
 // that they replay any change they missed and follow every later write.
@@ -94,118 +84,58 @@ func Open(ctx context.Context, st *engine.Store, emb embed.Embedder, opts Option
 	if opts.MinSimilarity == 0 {
 		opts.MinSimilarity = 0.2
 	}
-	ix := &Index{st: st, emb: emb, opts: opts}
+	ix := &Index{st: st, emb: emb, opts: opts,
+		nodes: space{name: "nodes", aux: "hnsw/", worker: opts.Workers},
+		obs:   space{name: "observations", aux: "ohnsw/", worker: opts.Workers}}
 	ix.qpool.New = func() any { return &queryScratch{} }
 	hopts := opts.HNSW
 	hopts.Dim = emb.Dim()
 	hopts.Metric = hnsw.Cosine
-	if err := ix.loadVectors(hopts); err != nil {
+	obsDir := ""
+	if opts.TextDir != "" {
+		obsDir = opts.TextDir + "-obs"
+	}
+	if err := ix.nodes.open(st, hopts, st.EachVector, opts.TextDir); err != nil {
 		return nil, err
 	}
-	txt, err := text.Open(text.Options{Path: opts.TextDir})
-	if err != nil {
-		return nil, fmt.Errorf("index: open text index: %w", err)
-	}
-	ix.txt = txt
-	if b, err := txt.GetMeta(textWMKey); err == nil {
-		wm, perr := strconv.ParseUint(string(b), 10, 64)
-		if perr != nil {
-			txt.Close()
-			return nil, fmt.Errorf("index: text watermark %q: %w", b, perr)
-		}
-		ix.txtWM.Store(wm)
-	} else if !errors.Is(err, text.ErrMetaNotFound) {
-		txt.Close()
-		return nil, fmt.Errorf("index: text watermark: %w", err)
+	if err := ix.obs.open(st, hopts, st.EachObsVector, obsDir); err != nil {
+		ix.nodes.txt.Close()
+		return nil, err
 	}
 	if err := st.Attach(ctx, ix); err != nil {
-		txt.Close()
+		ix.Close()
 		return nil, err
 	}
 	return ix, nil
 }
 
-// loadVectors restores the HNSW graph from the aux space, streaming the
-// stored node vectors alongside (both are in id order), or starts empty.
-func (ix *Index) loadVectors(hopts hnsw.Options) error {
-	meta, err := ix.st.GetAux([]byte(auxMeta))
-	if errors.Is(err, engine.ErrNotFound) {
-		g, err := hnsw.New(hopts)
-		if err != nil {
-			return fmt.Errorf("index: %w", err)
-		}
-		ix.vec = g
-		return nil
-	} else if err != nil {
-		return fmt.Errorf("index: read hnsw meta: %w", err)
-	}
-	if b, err := ix.st.GetAux([]byte(auxWM)); err == nil && len(b) == 8 {
-		ix.vecWM.Store(binary.BigEndian.Uint64(b))
-	}
-	vecs := func(yield func(uint32, []float32) bool) {
-		_ = ix.st.EachVector(func(id uint32, v []float32) error {
-			if !yield(id, v) {
-				return errStop
-			}
-			return nil
-		})
-	}
-	next, stop := iter.Pull2(iter.Seq2[uint32, []float32](vecs))
-	defer stop()
-	curID, curVec, ok := next()
-	vector := func(id uint32) []float32 {
-		for ok && curID < id {
-			curID, curVec, ok = next()
-		}
-		if ok && curID == id {
-			return curVec
-		}
-		return nil
-	}
-	nodes := func(yield func(id uint32, data []byte) error) error {
-		return ix.st.EachAux([]byte(auxNode), func(k, v []byte) error {
-			if len(k) != len(auxNode)+4 {
-				return fmt.Errorf("index: malformed hnsw key %q", k)
-			}
-			return yield(binary.BigEndian.Uint32(k[len(auxNode):]), v)
-		})
-	}
-	g, err := hnsw.Load(hopts, meta, nodes, vector)
-	if err != nil {
-		return fmt.Errorf("index: load hnsw: %w", err)
-	}
-	ix.vec = g
-	return nil
-}
-
-var errStop = errors.New("stop")
-
-// Close closes the text index. The HNSW state is already durable.
-func (ix *Index) Close() error { return ix.txt.Close() }
+// Close closes the text indexes. The HNSW state is already durable.
+func (ix *Index) Close() error { return errors.Join(ix.nodes.txt.Close(), ix.obs.txt.Close()) }
 
 // Name implements engine.Indexer.
-func (ix *Index) Name() string { return "nodes" }
+func (ix *Index) Name() string { return "index" }
 
-// Watermark implements engine.Indexer: the lower of the two indexes'.
-func (ix *Index) Watermark() uint64 { return min(ix.vecWM.Load(), ix.txtWM.Load()) }
+// Watermark implements engine.Indexer: the lowest of the four indexes'.
+func (ix *Index) Watermark() uint64 { return min(ix.nodes.watermark(), ix.obs.watermark()) }
 
-// Apply implements engine.Indexer. The vector and text sides are updated
-// concurrently: they are independent, and the text side spends much of its
-// time waiting for fsync.
+// Apply implements engine.Indexer. The text sides run concurrently with
+// the vector sides: they are independent, and bleve spends much of its time
+// waiting for fsync.
 func (ix *Index) Apply(ctx context.Context, cs *engine.ChangeSet) error {
-	var vecErr, txtErr error
+	var errs [4]error
 	var wg sync.WaitGroup
-	if cs.Seq > ix.txtWM.Load() {
-		wg.Go(func() { txtErr = ix.applyText(cs) })
-	}
-	if cs.Seq > ix.vecWM.Load() {
-		vecErr = ix.applyVectors(cs)
-	}
-	wg.Wait()
-	return errors.Join(vecErr, txtErr)
-}
-
-func (ix *Index) applyVectors(cs *engine.ChangeSet) error {
+	wg.Go(func() {
+		docs := make([]text.Doc, len(cs.Upserts))
+		for i, d := range cs.Upserts {
+			docs[i] = text.Doc{ID: d.Dense, Org: d.OrgID, Project: d.ProjectID, Name: d.Name, Aliases: d.Aliases, Type: d.Type, Description: d.Description}
+		}
+		errs[0] = ix.nodes.applyText(cs.Seq, docs, cs.Deletes)
+		odocs := make([]text.Doc, len(cs.ObsUpserts))
+		for i, d := range cs.ObsUpserts {
+			odocs[i] = text.Doc{ID: d.Dense, Org: d.OrgID, Project: d.ProjectID, Type: strings.Join(d.Tags, " "), Description: d.Content}
+		}
+		errs[1] = ix.obs.applyText(cs.Seq, odocs, cs.ObsDeletes)
+	})
 	var ids []uint32
 	var vecs [][]float32
 	for _, d := range cs.Upserts {
@@ -214,66 +144,39 @@ func (ix *Index) applyVectors(cs *engine.ChangeSet) error {
 			vecs = append(vecs, d.Vector)
 		}
 	}
-	if len(ids) > 0 {
-		workers := ix.opts.Workers
-		if len(ids) < 256 {
-			workers = 1
+	errs[2] = ix.nodes.applyVectors(ix.st, cs.Seq, ids, vecs, cs.Deletes)
+	ids, vecs = ids[:0], vecs[:0]
+	for _, d := range cs.ObsUpserts {
+		if d.Vector != nil {
+			ids = append(ids, d.Dense)
+			vecs = append(vecs, d.Vector)
 		}
-		if err := ix.vec.AddBatch(ids, vecs, workers); err != nil {
-			return fmt.Errorf("index: hnsw insert: %w", err)
-		}
 	}
-	for _, id := range cs.Deletes {
-		ix.vec.Delete(id)
-	}
-	dirty := ix.vec.TakeDirty()
-	err := ix.st.WriteAux(func(w *engine.AuxWriter) error {
-		key := []byte(auxNode + "\x00\x00\x00\x00")
-		var buf []byte
-		for _, id := range dirty {
-			binary.BigEndian.PutUint32(key[len(auxNode):], id)
-			buf = ix.vec.AppendNode(buf[:0], id)
-			w.Set(key, buf)
-		}
-		w.Set([]byte(auxMeta), ix.vec.MarshalMeta())
-		w.Set([]byte(auxWM), binary.BigEndian.AppendUint64(nil, cs.Seq))
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("index: persist hnsw: %w", err)
-	}
-	ix.vecWM.Store(cs.Seq)
-	return nil
-}
-
-func (ix *Index) applyText(cs *engine.ChangeSet) error {
-	docs := make([]text.Doc, len(cs.Upserts))
-	for i, d := range cs.Upserts {
-		docs[i] = text.Doc{ID: d.Dense, Org: d.OrgID, Project: d.ProjectID, Name: d.Name, Aliases: d.Aliases, Type: d.Type, Description: d.Description}
-	}
-	if err := ix.txt.UpsertWithMeta(docs, cs.Deletes, textWMKey, strconv.AppendUint(nil, cs.Seq, 10)); err != nil {
-		return fmt.Errorf("index: text update: %w", err)
-	}
-	ix.txtWM.Store(cs.Seq)
-	return nil
+	errs[3] = ix.obs.applyVectors(ix.st, cs.Seq, ids, vecs, cs.ObsDeletes)
+	wg.Wait()
+	return errors.Join(errs[:]...)
 }
 
 // Check implements engine.Checker: HNSW invariants (neighbours exist and
 // are live).
-func (ix *Index) Check() error { return ix.vec.Check() }
+func (ix *Index) Check() error { return errors.Join(ix.nodes.vec.Check(), ix.obs.vec.Check()) }
 
 // Query is one seed search.
 type Query struct {
 	Text string
 	// Org is required; Project "" searches the whole org.
 	Org, Project string
-	// Allow is the scope's node bitmap (from an engine.View): vector hits
-	// and text hits are restricted to it. Required for vector hits: the
-	// HNSW graph spans every tenant, so a nil Allow skips the vector
-	// ranking rather than search across tenants. Only read.
+	// Allow is the scope's bitmap (from an engine.View: ScopeNodes or
+	// ScopeObservations): vector hits and text hits are restricted to it.
+	// Required for vector hits: the HNSW graph spans every tenant, so a
+	// nil Allow skips the vector ranking rather than search across
+	// tenants. Only read.
 	Allow *roaring.Bitmap
-	// K is the number of seeds wanted.
+	// K is the number of results wanted.
 	K int
+	// Vector, when set, is the query's embedding (saves embedding the same
+	// text twice when searching both spaces).
+	Vector []float32
 }
 
 // Stats describe one search.
@@ -290,9 +193,30 @@ type queryScratch struct {
 	single [1]string
 }
 
-// Search returns up to q.K seeds (dense node ids) with fused scores
-// normalised so the best is 1, appended to dst[:0].
+// Search returns up to q.K nodes (dense ids) with fused scores normalised
+// so the best is 1, appended to dst[:0].
 func (ix *Index) Search(ctx context.Context, dst []fuse.Ranked, q Query) ([]fuse.Ranked, Stats, error) {
+	return ix.search(ctx, &ix.nodes, dst, q)
+}
+
+// SearchObservations is Search over observations.
+func (ix *Index) SearchObservations(ctx context.Context, dst []fuse.Ranked, q Query) ([]fuse.Ranked, Stats, error) {
+	return ix.search(ctx, &ix.obs, dst, q)
+}
+
+// Embed embeds a query text into dst (reused when large enough).
+func (ix *Index) Embed(ctx context.Context, dst []float32, text string) ([]float32, error) {
+	if lex, ok := ix.emb.(*embed.Lexical); ok {
+		return lex.EmbedInto(dst, text), nil
+	}
+	vs, err := ix.emb.Embed(ctx, []string{text})
+	if err != nil {
+		return dst, fmt.Errorf("index: embed query: %w", err)
+	}
+	return append(dst[:0], vs[0]...), nil
+}
+
+func (ix *Index) search(ctx context.Context, sp *space, dst []fuse.Ranked, q Query) ([]fuse.Ranked, Stats, error) {
 	var st Stats
 	dst = dst[:0]
 	if len(q.Text) > MaxQueryBytes {
@@ -312,19 +236,17 @@ func (ix *Index) Search(ctx context.Context, dst []fuse.Ranked, q Query) ([]fuse
 	defer ix.qpool.Put(sc)
 
 	// Vector ranking.
-	if lex, ok := ix.emb.(*embed.Lexical); ok {
-		sc.qv = lex.EmbedInto(sc.qv, q.Text)
-	} else {
-		sc.single[0] = q.Text
-		vs, err := ix.emb.Embed(ctx, sc.single[:])
-		if err != nil {
-			return dst, st, fmt.Errorf("index: embed query: %w", err)
-		}
-		sc.qv = append(sc.qv[:0], vs[0]...)
-	}
 	sc.vhits = sc.vhits[:0]
 	if q.Allow != nil {
-		sc.vhits = ix.vec.Search(sc.vhits, sc.qv, depth, hnsw.SearchOptions{Allow: q.Allow})
+		qv := q.Vector
+		if qv == nil {
+			var err error
+			if sc.qv, err = ix.Embed(ctx, sc.qv, q.Text); err != nil {
+				return dst, st, err
+			}
+			qv = sc.qv
+		}
+		sc.vhits = sp.vec.Search(sc.vhits, qv, depth, hnsw.SearchOptions{Allow: q.Allow})
 	}
 	sc.vlist = sc.vlist[:0]
 	maxDist := float32(1 - ix.opts.MinSimilarity)
@@ -337,9 +259,9 @@ func (ix *Index) Search(ctx context.Context, dst []fuse.Ranked, q Query) ([]fuse
 
 	// Text ranking.
 	var err error
-	sc.thits, err = ix.txt.SearchContext(ctx, sc.thits, q.Text, depth, text.Filter{Org: q.Org, Project: q.Project, Allow: q.Allow})
+	sc.thits, err = sp.txt.SearchContext(ctx, sc.thits, q.Text, depth, text.Filter{Org: q.Org, Project: q.Project, Allow: q.Allow})
 	if err != nil {
-		return dst, st, fmt.Errorf("index: text search: %w", err)
+		return dst, st, fmt.Errorf("index: %s text search: %w", sp.name, err)
 	}
 	sc.tlist = sc.tlist[:0]
 	for _, h := range sc.thits {
@@ -352,8 +274,12 @@ func (ix *Index) Search(ctx context.Context, dst []fuse.Ranked, q Query) ([]fuse
 	return dst, st, nil
 }
 
-// Len is the number of live vectors indexed.
-func (ix *Index) Len() int { return ix.vec.Len() }
+// Len is the number of live node vectors indexed.
+func (ix *Index) Len() int { return ix.nodes.vec.Len() }
 
-// Graph exposes the HNSW graph (benchmarks, diagnostics); read-only use.
-func (ix *Index) Graph() *hnsw.Graph { return ix.vec }
+// ObsLen is the number of live observation vectors indexed.
+func (ix *Index) ObsLen() int { return ix.obs.vec.Len() }
+
+// Graph exposes the nodes' HNSW graph (benchmarks, diagnostics); read-only
+// use.
+func (ix *Index) Graph() *hnsw.Graph { return ix.nodes.vec }

@@ -113,10 +113,10 @@ func TestSearchFindsImportedNodes(t *testing.T) {
 			t.Fatal("deleted node still found")
 		}
 	}
-	if f.ix.vec.Contains(ts[0].Src) {
+	if f.ix.nodes.vec.Contains(ts[0].Src) {
 		t.Fatal("deleted node still in HNSW")
 	}
-	if err := f.ix.vec.Check(); err != nil {
+	if err := f.ix.nodes.vec.Check(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,0 +1,165 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"iter"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/index/hnsw"
+	"github.com/kgctx/kgctx/index/text"
+)
+
+// space is one searchable collection: an HNSW graph and a text index over
+// the same dense ids (nodes, or observations), each with the watermark of
+// the change sets it has made durable.
+type space struct {
+	name   string
+	aux    string // aux key prefix of the HNSW records ("hnsw/", "ohnsw/")
+	vec    *hnsw.Graph
+	txt    *text.Index
+	vecWM  atomic.Uint64
+	txtWM  atomic.Uint64
+	worker int
+}
+
+func (sp *space) auxMeta() string { return sp.aux + "meta" }
+func (sp *space) auxWM() string   { return sp.aux + "wm" }
+func (sp *space) auxNode() string { return sp.aux + "n/" }
+
+const textWMKey = "wm"
+
+// open loads the space's HNSW graph from the store's aux records (its
+// vectors streamed from eachVector, which yields them in id order), or
+// starts an empty one, and opens its text index at dir.
+func (sp *space) open(st *engine.Store, hopts hnsw.Options, eachVector func(func(uint32, []float32) error) error, dir string) error {
+	if err := sp.loadVectors(st, hopts, eachVector); err != nil {
+		return err
+	}
+	txt, err := text.Open(text.Options{Path: dir})
+	if err != nil {
+		return fmt.Errorf("index: open %s text index: %w", sp.name, err)
+	}
+	sp.txt = txt
+	if b, err := txt.GetMeta(textWMKey); err == nil {
+		wm, perr := strconv.ParseUint(string(b), 10, 64)
+		if perr != nil {
+			txt.Close()
+			return fmt.Errorf("index: %s text watermark %q: %w", sp.name, b, perr)
+		}
+		sp.txtWM.Store(wm)
+	} else if !errors.Is(err, text.ErrMetaNotFound) {
+		txt.Close()
+		return fmt.Errorf("index: %s text watermark: %w", sp.name, err)
+	}
+	return nil
+}
+
+func (sp *space) loadVectors(st *engine.Store, hopts hnsw.Options, eachVector func(func(uint32, []float32) error) error) error {
+	meta, err := st.GetAux([]byte(sp.auxMeta()))
+	if errors.Is(err, engine.ErrNotFound) {
+		g, err := hnsw.New(hopts)
+		if err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		sp.vec = g
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("index: read %s hnsw meta: %w", sp.name, err)
+	}
+	if b, err := st.GetAux([]byte(sp.auxWM())); err == nil && len(b) == 8 {
+		sp.vecWM.Store(binary.BigEndian.Uint64(b))
+	}
+	vecs := func(yield func(uint32, []float32) bool) {
+		_ = eachVector(func(id uint32, v []float32) error {
+			if !yield(id, v) {
+				return errStop
+			}
+			return nil
+		})
+	}
+	next, stop := iter.Pull2(iter.Seq2[uint32, []float32](vecs))
+	defer stop()
+	curID, curVec, ok := next()
+	vector := func(id uint32) []float32 {
+		for ok && curID < id {
+			curID, curVec, ok = next()
+		}
+		if ok && curID == id {
+			return curVec
+		}
+		return nil
+	}
+	prefix := sp.auxNode()
+	nodes := func(yield func(id uint32, data []byte) error) error {
+		return st.EachAux([]byte(prefix), func(k, v []byte) error {
+			if len(k) != len(prefix)+4 {
+				return fmt.Errorf("index: malformed hnsw key %q", k)
+			}
+			return yield(binary.BigEndian.Uint32(k[len(prefix):]), v)
+		})
+	}
+	g, err := hnsw.Load(hopts, meta, nodes, vector)
+	if err != nil {
+		return fmt.Errorf("index: load %s hnsw: %w", sp.name, err)
+	}
+	sp.vec = g
+	return nil
+}
+
+var errStop = errors.New("stop")
+
+func (sp *space) watermark() uint64 { return min(sp.vecWM.Load(), sp.txtWM.Load()) }
+
+// applyVectors inserts the vectors given, deletes dels, then persists the
+// HNSW records that changed and the watermark, in that order.
+func (sp *space) applyVectors(st *engine.Store, seq uint64, ids []uint32, vecs [][]float32, dels []uint32) error {
+	if seq <= sp.vecWM.Load() {
+		return nil
+	}
+	if len(ids) > 0 {
+		workers := sp.worker
+		if len(ids) < 256 {
+			workers = 1
+		}
+		if err := sp.vec.AddBatch(ids, vecs, workers); err != nil {
+			return fmt.Errorf("index: %s hnsw insert: %w", sp.name, err)
+		}
+	}
+	for _, id := range dels {
+		sp.vec.Delete(id)
+	}
+	dirty := sp.vec.TakeDirty()
+	prefix := sp.auxNode()
+	err := st.WriteAux(func(w *engine.AuxWriter) error {
+		key := []byte(prefix + "\x00\x00\x00\x00")
+		var buf []byte
+		for _, id := range dirty {
+			binary.BigEndian.PutUint32(key[len(prefix):], id)
+			buf = sp.vec.AppendNode(buf[:0], id)
+			w.Set(key, buf)
+		}
+		w.Set([]byte(sp.auxMeta()), sp.vec.MarshalMeta())
+		w.Set([]byte(sp.auxWM()), binary.BigEndian.AppendUint64(nil, seq))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("index: persist %s hnsw: %w", sp.name, err)
+	}
+	sp.vecWM.Store(seq)
+	return nil
+}
+
+func (sp *space) applyText(seq uint64, docs []text.Doc, dels []uint32) error {
+	if seq <= sp.txtWM.Load() {
+		return nil
+	}
+	if err := sp.txt.UpsertWithMeta(docs, dels, textWMKey, strconv.AppendUint(nil, seq, 10)); err != nil {
+		return fmt.Errorf("index: %s text update: %w", sp.name, err)
+	}
+	sp.txtWM.Store(seq)
+	return nil
+}
