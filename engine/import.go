@@ -158,6 +158,7 @@ type batch struct {
 	delEdges []uint32
 	obsList  []*pobs  // observations created or changed
 	delObs   []uint32 // observations deleted
+	extra    []kv     // other records written with the batch (e.g. logs)
 	edgeBase uint32 // the first edge id not in use when the batch began
 	next0    struct{ node, edge, obs uint32 }
 
@@ -648,6 +649,11 @@ func (b *batch) commit() error {
 			return err
 		}
 	}
+	for _, x := range b.extra {
+		if err := wb.Set(x.k, x.v); err != nil {
+			return err
+		}
+	}
 	if err := s.putCounters(wb, b.seq); err != nil {
 		return err
 	}
@@ -735,3 +741,6 @@ func (b *batch) changeSet() *ChangeSet {
 	}
 	return cs
 }
+
+// kv is a raw record written with a batch.
+type kv struct{ k, v []byte }

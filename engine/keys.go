@@ -15,6 +15,7 @@ const (
 	pfxToken    = 't' // t<sha256>            -> token record
 	pfxObs      = 'o' // o<u32 dense>         -> observation record
 	pfxObsVec   = 'w' // w<u32 dense>         -> observation vector
+	pfxLog      = 'l' // l<session>0<u64 ns><id> -> injection log (JSON)
 	pfxAux      = 'x' // x<owner>/...         -> records owned by other packages (index snapshots)
 	pfxConfig   = 'g' // g<kind>/<key>        -> configuration documents
 	keyMetaDim  = "mdim"

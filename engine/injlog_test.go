@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+)
+
+func TestInjectionLogsAndFeedback(t *testing.T) {
+	s, dir := openTest(t, &Options{Dim: 2})
+	ctx := context.Background()
+	mustImport(t, s, tenA, tr("AuthService", "depends_on", "PostgresDB"))
+	ts, _ := s.QueryTriplets(tenA, TripletQuery{})
+	ids, err := s.AddObservations(ctx, tenA, []ObservationInput{{Content: "tokens expire", Vector: []float32{1, 0}}}, ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := InjectionLog{SessionID: "ses_1", WorkType: "bug_fix", BudgetTokens: 750, ActualTokens: 40, ObservationIDs: ids,
+		GraphNodeIDs: []string{ts[0].SourceNodeID, ts[0].TargetNodeID}, OrgID: tenA.Org, ProjectID: tenA.Project, QueryText: "q",
+		GraphEdgeKeys: []EdgeKey{{SourceID: ts[0].SourceNodeID, TargetID: ts[0].TargetNodeID, RelationshipName: "depends_on"}},
+		Timestamp: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
+	id1, err := s.PutInjectionLog(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Timestamp = l.Timestamp.Add(time.Minute)
+	id2, _ := s.PutInjectionLog(l)
+	if _, err := s.PutInjectionLog(InjectionLog{SessionID: "bad id", OrgID: "o"}); err == nil {
+		t.Fatal("bad session id accepted")
+	}
+	logs, err := s.InjectionLogs("ses_1")
+	if err != nil || len(logs) != 2 || logs[0].ID != id2 || logs[1].ID != id1 {
+		t.Fatalf("logs: %+v %v", logs, err)
+	}
+	// Two logs: helpful applies twice (once per log), then never again.
+	res, err := s.ApplyFeedback(ctx, "ses_1", tenA.Org, OutcomeHelpful, 0.2)
+	if err != nil || res != (FeedbackResult{Observations: 1, Nodes: 2, Edges: 1, Logs: 2}) {
+		t.Fatalf("feedback: %+v %v", res, err)
+	}
+	want := 0.5
+	for range 2 {
+		want = 0.8*want + 0.2
+	}
+	check := func(w float64) {
+		t.Helper()
+		o, _ := s.Observation(tenA, ids[0])
+		q, _ := s.QueryTriplets(tenA, TripletQuery{})
+		n, _ := s.Node(tenA, q[0].SourceNodeID)
+		for _, got := range []float64{o.Weight, q[0].Weight, n.Weight} {
+			if math.Abs(got-w) > 1e-12 {
+				t.Fatalf("weight %v, want %v", got, w)
+			}
+		}
+	}
+	check(want)
+	if res, _ := s.ApplyFeedback(ctx, "ses_1", tenA.Org, OutcomeHelpful, 0.2); res.Logs != 0 {
+		t.Fatalf("helpful applied twice: %+v", res)
+	}
+	// Another org's feedback touches nothing of this org's session.
+	if res, _ := s.ApplyFeedback(ctx, "ses_1", tenB.Org, OutcomeMisleading, 0.2); res.Logs != 0 {
+		t.Fatalf("foreign org applied feedback: %+v", res)
+	}
+	s = reopen(t, s, dir, &Options{Dim: 2})
+	check(want)
+	if _, err := s.ApplyFeedback(ctx, "ses_1", tenA.Org, OutcomeMisleading, 0.2); err != nil {
+		t.Fatal(err)
+	}
+	want = 0.8 * (0.8 * want)
+	check(want)
+	if _, err := s.ApplyFeedback(ctx, "ses_1", tenA.Org, "great", 0.2); err == nil {
+		t.Fatal("unknown outcome accepted")
+	}
+}
