@@ -30,6 +30,11 @@ type AppConfig struct {
 	Index index.Options
 	// Expand holds the walk's caps (MaxFanout, MaxVisited, HopDecay).
 	Expand traverse.Options
+	// GraphShare is the share of a session block the graph may take
+	// (default 0.4).
+	GraphShare float64
+	// FeedbackAlpha is the EMA rate of session feedback (default 0.2).
+	FeedbackAlpha float64
 	Logger *slog.Logger
 }
 
@@ -40,7 +45,10 @@ type App struct {
 	Index    *index.Index
 	PEP      *policy.PEP
 	Composer *compose.Composer
-	Logger   *slog.Logger
+	Settings *compose.Settings
+	// FeedbackAlpha is the EMA rate of session feedback (default 0.2).
+	FeedbackAlpha float64
+	Logger        *slog.Logger
 }
 
 // policyConfig is where the active policy text is kept.
@@ -91,8 +99,14 @@ func OpenApp(ctx context.Context, cfg AppConfig) (*App, error) {
 		st.Close()
 		return nil, fmt.Errorf("stored policies no longer valid: %w", err)
 	}
-	return &App{Store: st, Index: ix, PEP: pep, Logger: log,
-		Composer: &compose.Composer{Store: st, Index: ix, PEP: pep, Expand: cfg.Expand, Logger: log}}, nil
+	settings := compose.NewSettings(st)
+	alpha := cfg.FeedbackAlpha
+	if alpha <= 0 || alpha > 1 {
+		alpha = 0.2
+	}
+	return &App{Store: st, Index: ix, PEP: pep, Logger: log, Settings: settings, FeedbackAlpha: alpha,
+		Composer: &compose.Composer{Store: st, Index: ix, PEP: pep, Expand: cfg.Expand, Settings: settings,
+			GraphShare: cfg.GraphShare, Logger: log}}, nil
 }
 
 // SetPolicies validates text, makes it durable, then puts it in force. On

@@ -35,7 +35,12 @@ type Composer struct {
 	// Expand holds the walk's caps and decay (MaxFanout, MaxVisited,
 	// HopDecay); Depth comes from each request.
 	Expand traverse.Options
-	Logger *slog.Logger
+	// Settings hold the configuration documents (budgets, gates, ...).
+	Settings *Settings
+	// GraphShare is the share of a session block the graph part may take
+	// (default 0.4).
+	GraphShare float64
+	Logger     *slog.Logger
 
 	pool sync.Pool // *graphScratch
 
@@ -113,12 +118,15 @@ type graphScratch struct {
 	seeds  []fuse.Ranked
 	tseeds []traverse.Seed
 	cands  []traverse.Candidate
+	edges  []uint32
+	qv     []float32 // the query's embedding, when the caller has it
 	buf    []byte
 	line   []byte
 }
 
 func (c *Composer) scratch() *graphScratch {
 	if sc, ok := c.pool.Get().(*graphScratch); ok {
+		sc.qv = nil
 		return sc
 	}
 	return &graphScratch{}
@@ -136,65 +144,91 @@ func (c *Composer) GraphBlock(ctx context.Context, req GraphRequest) (*GraphBloc
 	out := &GraphBlock{Triplets: []GraphTriplet{}}
 	sc := c.scratch()
 	defer c.pool.Put(sc)
-	var edges []uint32
 	err := c.Store.View(func(v *engine.View) error {
-		t0 := time.Now()
-		allow := v.ScopeNodes(req.Scope)
-		if allow == nil {
-			return nil
-		}
-		var err error
-		sc.seeds, _, err = c.Index.Search(ctx, sc.seeds, index.Query{Text: req.QueryText, Org: req.Scope.Org,
-			Project: req.Scope.Project, Allow: allow, K: req.TopK})
-		t1 := time.Now()
-		out.Timings.SeedMs = ms(t1.Sub(t0))
-		if err != nil {
+		if err := c.prepareGraph(ctx, v, req, sc, out); err != nil {
 			return err
 		}
-		out.Seeds = len(sc.seeds)
-		sc.tseeds = sc.tseeds[:0]
-		for _, s := range sc.seeds {
-			sc.tseeds = append(sc.tseeds, traverse.Seed{Node: s.ID, Score: s.Score})
-		}
-		opts := c.Expand
-		opts.Depth = req.Depth
-		if req.Depth == 0 {
-			opts.Depth = traverse.DepthZero
-		}
-		sc.cands = traverse.Expand(v, sc.tseeds, opts, sc.cands)
-		t2 := time.Now()
-		out.Timings.ExpandMs = ms(t2.Sub(t1))
-		out.Candidates = len(sc.cands)
-		edges = c.render(v, req, sc, out)
-		out.Timings.RenderMs = ms(time.Since(t2)) - out.Timings.PolicyMs
+		c.renderGraph(v, req.Identity, sc, out, req.BudgetTokens*4)
 		return nil
 	})
 	if err != nil {
 		c.log().Warn("graph block degraded to empty", "err", err, "org", req.Scope.Org, "project", req.Scope.Project)
 		return &GraphBlock{Triplets: []GraphTriplet{}, Timings: out.Timings}, nil
 	}
-	if len(edges) > 0 {
-		prov, err := c.Store.EdgeProvenance(edges)
-		if err != nil {
-			c.log().Warn("read provenance", "err", err)
-		} else {
-			for i := range out.Triplets {
-				if p := prov[i]; len(p) > 0 {
-					last := p[len(p)-1]
-					out.Triplets[i].Provenance = &last
-				}
-			}
+	c.attachProvenance(out)
+	return out, nil
+}
+
+// prepareGraph finds the seeds and expands them into sc.cands.
+func (c *Composer) prepareGraph(ctx context.Context, v *engine.View, req GraphRequest, sc *graphScratch, out *GraphBlock) error {
+	t0 := time.Now()
+	sc.cands = sc.cands[:0]
+	allow := v.ScopeNodes(req.Scope)
+	if allow == nil {
+		return nil
+	}
+	var err error
+	sc.seeds, _, err = c.Index.Search(ctx, sc.seeds, index.Query{Text: req.QueryText, Org: req.Scope.Org,
+		Project: req.Scope.Project, Allow: allow, K: req.TopK, Vector: sc.qv})
+	t1 := time.Now()
+	out.Timings.SeedMs = ms(t1.Sub(t0))
+	if err != nil {
+		return err
+	}
+	out.Seeds = len(sc.seeds)
+	sc.tseeds = sc.tseeds[:0]
+	for _, s := range sc.seeds {
+		sc.tseeds = append(sc.tseeds, traverse.Seed{Node: s.ID, Score: s.Score})
+	}
+	opts := c.Expand
+	opts.Depth = req.Depth
+	if req.Depth == 0 {
+		opts.Depth = traverse.DepthZero
+	}
+	sc.cands = traverse.Expand(v, sc.tseeds, opts, sc.cands)
+	out.Timings.ExpandMs = ms(time.Since(t1))
+	out.Candidates = len(sc.cands)
+	return nil
+}
+
+// renderGraph fills out (block, triplets, tokens) from the prepared
+// candidates within limit code points, header included. It may be called
+// again with another limit: it starts over.
+func (c *Composer) renderGraph(v *engine.View, id policy.Identity, sc *graphScratch, out *GraphBlock, limit int) {
+	t := time.Now()
+	out.Block, out.Triplets, out.ActualTokens, out.Denied, out.Timings.PolicyMs = "", out.Triplets[:0], 0, 0, 0
+	sc.edges = sc.edges[:0]
+	c.render(v, id, sc, out, limit)
+	out.Timings.RenderMs = ms(time.Since(t)) - out.Timings.PolicyMs
+}
+
+// attachProvenance reads the latest provenance of the block's edges.
+func (c *Composer) attachProvenance(out *GraphBlock) {
+	if len(out.Triplets) == 0 {
+		return
+	}
+	edges := make([]uint32, len(out.Triplets))
+	for i, t := range out.Triplets {
+		edges[i] = t.Edge
+	}
+	prov, err := c.Store.EdgeProvenance(edges)
+	if err != nil {
+		c.log().Warn("read provenance", "err", err)
+		return
+	}
+	for i := range out.Triplets {
+		if p := prov[i]; len(p) > 0 {
+			last := p[len(p)-1]
+			out.Triplets[i].Provenance = &last
 		}
 	}
-	return out, nil
 }
 
 // lineOverhead is the code points of a line besides its three names:
 // "\n- " and two " → ".
 const lineOverhead = 3 + 3 + 3
 
-// render walks candidates best first and fills the block. It returns the
-// edge ids of the chosen triplets.
+// render walks candidates best first and fills the block.
 //
 // While lines fit, candidates come off a heap in importance order. The first
 // line that does not fit ends that phase: the room left can only shrink, so
@@ -203,17 +237,15 @@ const lineOverhead = 3 + 3 + 3
 // importance order. The result is the one a loop over every candidate in
 // importance order would give (skip what does not fit, continue), without
 // popping thousands of candidates off the heap.
-func (c *Composer) render(v *engine.View, req GraphRequest, sc *graphScratch, out *GraphBlock) []uint32 {
-	pr := c.PEP.NewRequest(req.Identity, policy.VerbRead)
+func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, out *GraphBlock, limit int) {
+	pr := c.PEP.NewRequest(id, policy.VerbRead)
 	defer pr.Release()
-	limit := req.BudgetTokens * 4 // code points the block may hold
 	used := utf8.RuneCountInString(GraphHeader)
 	const minLine = lineOverhead + 3 // the shortest line: one-character names
 	if used+minLine > limit {
-		return nil
+		return
 	}
 	sc.buf = append(sc.buf[:0], GraphHeader...)
-	var edges []uint32
 	var policyTime time.Duration
 	allow := func(n uint32) bool {
 		t := time.Now()
@@ -250,7 +282,6 @@ func (c *Composer) render(v *engine.View, req GraphRequest, sc *graphScratch, ou
 			TargetEntity: string(sc.line[dstStart:]), RelevanceScore: 1 - cand.Importance,
 			SourceNodeID: v.NodeID(cand.Src), TargetNodeID: v.NodeID(cand.Dst), Edge: cand.Edge, Src: cand.Src, Dst: cand.Dst,
 		})
-		edges = append(edges, cand.Edge)
 	}
 	r := traverse.NewRanker(sc.cands)
 	for used+minLine <= limit {
@@ -285,11 +316,10 @@ func (c *Composer) render(v *engine.View, req GraphRequest, sc *graphScratch, ou
 	}
 	out.Timings.PolicyMs = ms(policyTime)
 	if len(out.Triplets) == 0 {
-		return nil
+		return
 	}
 	out.Block = string(sc.buf)
 	out.ActualTokens = tokensOf(used)
-	return edges
 }
 
 func (c *Composer) log() *slog.Logger {

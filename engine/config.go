@@ -48,3 +48,13 @@ func (s *Store) DeleteConfig(kind, key string) error {
 	}
 	return s.db.Update(func(txn *badger.Txn) error { return txn.Delete(configKey(kind, key)) })
 }
+
+// EachConfig calls fn with every key and value of kind. v is only valid
+// during the call.
+func (s *Store) EachConfig(kind string, fn func(key string, v []byte) error) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	prefix := configKey(kind, "")
+	return s.iterate(prefix, func(k, v []byte) error { return fn(string(k[len(prefix):]), v) })
+}

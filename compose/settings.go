@@ -1,0 +1,428 @@
+package compose
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+
+	"github.com/kgctx/kgctx/engine"
+)
+
+// Work types the references name; any other string is "unknown".
+const (
+	WorkBugFix   = "bug_fix"
+	WorkFeature  = "feature"
+	WorkRefactor = "refactor"
+	WorkChore    = "chore"
+)
+
+// MemoryConfig is a project's memory configuration
+// (project_memory_config).
+type MemoryConfig struct {
+	MemoryEnabled        bool     `json:"memoryEnabled"`
+	GraphEnabled         bool     `json:"graphEnabled"`
+	RuntimeInjectEnabled bool     `json:"runtimeInjectEnabled"`
+	TechStack            []string `json:"techStack"`
+}
+
+// DefaultMemoryConfig applies to a project with no stored configuration:
+// memory, graph and runtime injection on (a new project works out of the
+// box; an org admin turns parts off), no tech stack (so no cross-project
+// peers).
+var DefaultMemoryConfig = MemoryConfig{MemoryEnabled: true, GraphEnabled: true, RuntimeInjectEnabled: true, TechStack: []string{}}
+
+// OrgPlan is an org's plan: feature flags, kg_enabled among them.
+type OrgPlan struct {
+	Features map[string]bool `json:"features"`
+}
+
+// RecallMatrix selects, per work type, whether a session's block gets graph
+// context; org overrides win over the operator's defaults, and a work type
+// neither names is included.
+type RecallMatrix struct {
+	Defaults     map[string]bool            `json:"defaults"`
+	OrgOverrides map[string]map[string]bool `json:"orgOverrides"`
+}
+
+// DefaultRecallMatrix is the console's safe default.
+func DefaultRecallMatrix() RecallMatrix {
+	return RecallMatrix{Defaults: map[string]bool{WorkBugFix: true, WorkRefactor: true, WorkFeature: true, WorkChore: false},
+		OrgOverrides: map[string]map[string]bool{}}
+}
+
+// Graph reports whether workType gets graph context in org.
+func (m RecallMatrix) Graph(org, workType string) bool {
+	if v, ok := m.OrgOverrides[org][workType]; ok {
+		return v
+	}
+	if v, ok := m.Defaults[workType]; ok {
+		return v
+	}
+	return true
+}
+
+// BudgetConfig is the references' ContextBudgetConfig: token budgets per
+// work type, org overrides winning.
+type BudgetConfig struct {
+	Defaults     map[string]int            `json:"defaults"`
+	OrgOverrides map[string]map[string]int `json:"orgOverrides"`
+}
+
+// UnknownBudget is the budget of a work type no map names.
+const UnknownBudget = 500
+
+// DefaultBudgets are DEFAULT_CONTEXT_BUDGET.
+func DefaultBudgets() BudgetConfig {
+	return BudgetConfig{Defaults: map[string]int{WorkBugFix: 750, WorkFeature: 400, WorkRefactor: 600, WorkChore: 300},
+		OrgOverrides: map[string]map[string]int{}}
+}
+
+// Budget returns the token budget of workType in org.
+func (c BudgetConfig) Budget(org, workType string) int {
+	if v, ok := c.OrgOverrides[org][workType]; ok {
+		return v
+	}
+	if v, ok := c.Defaults[workType]; ok {
+		return v
+	}
+	return UnknownBudget
+}
+
+// Validate checks budgets are within 1..MaxBudgetTokens and keys are ids.
+func (c BudgetConfig) Validate() error {
+	check := func(where string, m map[string]int) error {
+		for k, v := range m {
+			if err := engine.ValidateID(k); err != nil {
+				return fmt.Errorf("%w: %s: work type %q: %v", ErrInvalidRequest, where, k, err)
+			}
+			if v < 1 || v > MaxBudgetTokens {
+				return fmt.Errorf("%w: %s.%s = %d is outside 1..%d", ErrInvalidRequest, where, k, v, MaxBudgetTokens)
+			}
+		}
+		return nil
+	}
+	if err := check("defaults", c.Defaults); err != nil {
+		return err
+	}
+	for org, m := range c.OrgOverrides {
+		if err := engine.ValidateID(org); err != nil {
+			return fmt.Errorf("%w: orgOverrides: %q: %v", ErrInvalidRequest, org, err)
+		}
+		if err := check("orgOverrides."+org, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate checks the matrix's keys are ids.
+func (m RecallMatrix) Validate() error {
+	for k := range m.Defaults {
+		if err := engine.ValidateID(k); err != nil {
+			return fmt.Errorf("%w: defaults: work type %q: %v", ErrInvalidRequest, k, err)
+		}
+	}
+	for org, o := range m.OrgOverrides {
+		if err := engine.ValidateID(org); err != nil {
+			return fmt.Errorf("%w: orgOverrides: %q: %v", ErrInvalidRequest, org, err)
+		}
+		for k := range o {
+			if err := engine.ValidateID(k); err != nil {
+				return fmt.Errorf("%w: orgOverrides.%s: work type %q: %v", ErrInvalidRequest, org, k, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Validate checks the tech stack entries.
+func (c MemoryConfig) Validate() error {
+	if len(c.TechStack) > 256 {
+		return fmt.Errorf("%w: techStack has %d entries, the limit is 256", ErrInvalidRequest, len(c.TechStack))
+	}
+	for _, t := range c.TechStack {
+		if strings.TrimSpace(t) == "" || len(t) > 128 || strings.ContainsFunc(t, func(r rune) bool { return r < 0x20 }) {
+			return fmt.Errorf("%w: techStack entry %q must be 1 to 128 bytes without control characters", ErrInvalidRequest, t)
+		}
+	}
+	return nil
+}
+
+// Config kinds in the store.
+const (
+	cfgMemory  = "memory-config"
+	cfgPlan    = "org-plan"
+	cfgRecall  = "recall-matrix"
+	cfgBudgets = "budgets"
+	cfgSingle  = "current"
+)
+
+// Settings reads and writes the configuration documents, through the
+// store (durable) with an in-memory copy (blocks read them on every
+// request). Safe for concurrent use.
+type Settings struct {
+	st *engine.Store
+	mu sync.RWMutex
+	// caches; a nil map entry means "not loaded yet"
+	memory map[engine.Tenant]MemoryConfig
+	plans  map[string]OrgPlan
+	recall *RecallMatrix
+	budget *BudgetConfig
+}
+
+// NewSettings returns the settings of st.
+func NewSettings(st *engine.Store) *Settings {
+	return &Settings{st: st, memory: map[engine.Tenant]MemoryConfig{}, plans: map[string]OrgPlan{}}
+}
+
+func tenantKey(t engine.Tenant) string { return t.Org + "/" + t.Project }
+
+// load reads (kind, key) into v; found reports whether it was stored.
+func (s *Settings) load(kind, key string, v any) (bool, error) {
+	b, err := s.st.GetConfig(kind, key)
+	if errors.Is(err, engine.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("compose: stored %s %s: %w", kind, key, err)
+	}
+	return true, nil
+}
+
+func (s *Settings) save(kind, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return s.st.PutConfig(kind, key, b)
+}
+
+// MemoryConfig returns project t's memory configuration (the default when
+// none is stored).
+func (s *Settings) MemoryConfig(t engine.Tenant) (MemoryConfig, error) {
+	s.mu.RLock()
+	c, ok := s.memory[t]
+	s.mu.RUnlock()
+	if ok {
+		return c, nil
+	}
+	c = DefaultMemoryConfig
+	found, err := s.load(cfgMemory, tenantKey(t), &c)
+	if err != nil {
+		return c, err
+	}
+	_ = found
+	if c.TechStack == nil {
+		c.TechStack = []string{}
+	}
+	s.mu.Lock()
+	s.memory[t] = c
+	s.mu.Unlock()
+	return c, nil
+}
+
+// SetMemoryConfig stores project t's configuration.
+func (s *Settings) SetMemoryConfig(t engine.Tenant, c MemoryConfig) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if c.TechStack == nil {
+		c.TechStack = []string{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.save(cfgMemory, tenantKey(t), c); err != nil {
+		return err
+	}
+	s.memory[t] = c
+	return nil
+}
+
+// Plan returns org's plan (no features when none is stored).
+func (s *Settings) Plan(org string) (OrgPlan, error) {
+	s.mu.RLock()
+	p, ok := s.plans[org]
+	s.mu.RUnlock()
+	if ok {
+		return p, nil
+	}
+	p = OrgPlan{Features: map[string]bool{}}
+	if _, err := s.load(cfgPlan, org, &p); err != nil {
+		return p, err
+	}
+	if p.Features == nil {
+		p.Features = map[string]bool{}
+	}
+	s.mu.Lock()
+	s.plans[org] = p
+	s.mu.Unlock()
+	return p, nil
+}
+
+// SetPlan stores org's plan.
+func (s *Settings) SetPlan(org string, p OrgPlan) error {
+	for k := range p.Features {
+		if err := engine.ValidateID(k); err != nil {
+			return fmt.Errorf("%w: features: %q: %v", ErrInvalidRequest, k, err)
+		}
+	}
+	if p.Features == nil {
+		p.Features = map[string]bool{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.save(cfgPlan, org, p); err != nil {
+		return err
+	}
+	s.plans[org] = p
+	return nil
+}
+
+// RecallMatrix returns the operator recall matrix.
+func (s *Settings) RecallMatrix() (RecallMatrix, error) {
+	s.mu.RLock()
+	m := s.recall
+	s.mu.RUnlock()
+	if m != nil {
+		return *m, nil
+	}
+	r := DefaultRecallMatrix()
+	if _, err := s.load(cfgRecall, cfgSingle, &r); err != nil {
+		return r, err
+	}
+	if r.Defaults == nil {
+		r.Defaults = map[string]bool{}
+	}
+	if r.OrgOverrides == nil {
+		r.OrgOverrides = map[string]map[string]bool{}
+	}
+	s.mu.Lock()
+	s.recall = &r
+	s.mu.Unlock()
+	return r, nil
+}
+
+// SetRecallMatrix stores the recall matrix.
+func (s *Settings) SetRecallMatrix(m RecallMatrix) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if m.Defaults == nil {
+		m.Defaults = map[string]bool{}
+	}
+	if m.OrgOverrides == nil {
+		m.OrgOverrides = map[string]map[string]bool{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.save(cfgRecall, cfgSingle, m); err != nil {
+		return err
+	}
+	s.recall = &m
+	return nil
+}
+
+// Budgets returns the budget configuration.
+func (s *Settings) Budgets() (BudgetConfig, error) {
+	s.mu.RLock()
+	b := s.budget
+	s.mu.RUnlock()
+	if b != nil {
+		return *b, nil
+	}
+	c := DefaultBudgets()
+	if _, err := s.load(cfgBudgets, cfgSingle, &c); err != nil {
+		return c, err
+	}
+	if c.Defaults == nil {
+		c.Defaults = map[string]int{}
+	}
+	if c.OrgOverrides == nil {
+		c.OrgOverrides = map[string]map[string]int{}
+	}
+	s.mu.Lock()
+	s.budget = &c
+	s.mu.Unlock()
+	return c, nil
+}
+
+// SetBudgets stores the budget configuration.
+func (s *Settings) SetBudgets(c BudgetConfig) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if c.Defaults == nil {
+		c.Defaults = map[string]int{}
+	}
+	if c.OrgOverrides == nil {
+		c.OrgOverrides = map[string]map[string]int{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.save(cfgBudgets, cfgSingle, c); err != nil {
+		return err
+	}
+	s.budget = &c
+	return nil
+}
+
+// GraphEnabledForProject is isGraphEnabledForProject: memory on, and graph
+// on for the project either by its own toggle or by the org plan's
+// kg_enabled feature.
+func (s *Settings) GraphEnabledForProject(t engine.Tenant) (bool, error) {
+	c, err := s.MemoryConfig(t)
+	if err != nil {
+		return false, err
+	}
+	p, err := s.Plan(t.Org)
+	if err != nil {
+		return false, err
+	}
+	return c.MemoryEnabled && (c.GraphEnabled || p.Features["kg_enabled"]), nil
+}
+
+// Projects returns every tenant with a stored memory configuration.
+func (s *Settings) Projects() ([]engine.Tenant, error) {
+	var out []engine.Tenant
+	err := s.st.EachConfig(cfgMemory, func(key string, _ []byte) error {
+		org, project, ok := strings.Cut(key, "/")
+		if ok {
+			out = append(out, engine.Tenant{Org: org, Project: project})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Jaccard is |a ∩ b| / |a ∪ b| over case-folded, trimmed entries (0 when
+// both are empty).
+func Jaccard(a, b []string) float64 {
+	set := func(xs []string) map[string]bool {
+		m := map[string]bool{}
+		for _, x := range xs {
+			if x = strings.ToLower(strings.TrimSpace(x)); x != "" {
+				m[x] = true
+			}
+		}
+		return m
+	}
+	sa, sb := set(a), set(b)
+	union := maps.Clone(sa)
+	maps.Copy(union, sb)
+	if len(union) == 0 {
+		return 0
+	}
+	inter := 0
+	for k := range sa {
+		if sb[k] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(union))
+}
+
