@@ -35,7 +35,7 @@ type AppConfig struct {
 	GraphShare float64
 	// FeedbackAlpha is the EMA rate of session feedback (default 0.2).
 	FeedbackAlpha float64
-	Logger *slog.Logger
+	Logger        *slog.Logger
 }
 
 // App is the set of parts a kgctx process runs: the store, its seed index,

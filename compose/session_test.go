@@ -236,7 +236,7 @@ func TestCrossProjectTransfer(t *testing.T) {
 	}
 	// Exact thresholds: |A∩B|/|A∪B| = 7/10 = 0.7 and 9/13 = 0.6923.
 	selfStack := []string{"s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10"}
-	at70 := []string{"s1", "s2", "s3", "s4", "s5", "s6", "s7"}                                  // 7/10
+	at70 := []string{"s1", "s2", "s3", "s4", "s5", "s6", "s7"}                               // 7/10
 	at69 := []string{"s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "t1", "t2", "t3"} // 9/13
 	if j := Jaccard(selfStack, at70); j != 0.7 {
 		t.Fatalf("setup: %v", j)

@@ -425,4 +425,3 @@ func Jaccard(a, b []string) float64 {
 	}
 	return float64(inter) / float64(len(union))
 }
-

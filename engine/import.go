@@ -159,7 +159,7 @@ type batch struct {
 	obsList  []*pobs  // observations created or changed
 	delObs   []uint32 // observations deleted
 	extra    []kv     // other records written with the batch (e.g. logs)
-	edgeBase uint32 // the first edge id not in use when the batch began
+	edgeBase uint32   // the first edge id not in use when the batch began
 	next0    struct{ node, edge, obs uint32 }
 
 	seq                        uint64

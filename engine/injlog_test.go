@@ -19,7 +19,7 @@ func TestInjectionLogsAndFeedback(t *testing.T) {
 	l := InjectionLog{SessionID: "ses_1", WorkType: "bug_fix", BudgetTokens: 750, ActualTokens: 40, ObservationIDs: ids,
 		GraphNodeIDs: []string{ts[0].SourceNodeID, ts[0].TargetNodeID}, OrgID: tenA.Org, ProjectID: tenA.Project, QueryText: "q",
 		GraphEdgeKeys: []EdgeKey{{SourceID: ts[0].SourceNodeID, TargetID: ts[0].TargetNodeID, RelationshipName: "depends_on"}},
-		Timestamp: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
+		Timestamp:     time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
 	id1, err := s.PutInjectionLog(l)
 	if err != nil {
 		t.Fatal(err)
