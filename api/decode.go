@@ -1,26 +1,33 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 )
 
 // decodeJSON reads the request body into v: one JSON value, nothing after
-// it. Malformed JSON or a wrongly typed field is a 400 naming the problem.
+// it. Malformed JSON or a wrongly typed field is a 400 naming the problem;
+// so is a body that is not valid UTF-8 (encoding/json would quietly turn
+// the bad bytes into U+FFFD and store them).
 func decodeJSON(c echo.Context, v any) error {
-	dec := json.NewDecoder(c.Request().Body)
+	raw, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	if !utf8.Valid(raw) {
+		return apiErr(http.StatusBadRequest, "invalid_utf8", "the request body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return err
-		}
 		return apiErr(http.StatusBadRequest, "malformed_json", "unexpected data after the JSON body")
 	}
 	return nil

@@ -103,8 +103,35 @@ var (
 
 var provenance = obj(nil, map[string]any{"observationId": str, "sessionId": str, "timestamp": map[string]any{"type": "string", "format": "date-time"}})
 
+var edgeKey = obj(nil, map[string]any{"sourceId": str, "targetId": str, "relationshipName": str})
+
+var injectionLog = obj([]string{"sessionId"}, map[string]any{"id": str, "sessionId": str, "workType": str, "budgetTokens": integ, "actualTokens": integ,
+	"observationIds": strs, "sessionSummaryIds": strs, "graphNodeIds": strs, "graphEdgeKeys": map[string]any{"type": "array", "items": edgeKey},
+	"queryText": str, "orgId": str, "projectId": str, "timestamp": map[string]any{"type": "string", "format": "date-time"}})
+
+var obsMeta = obj(nil, map[string]any{"paths": strs, "sessionId": str, "namespace": str, "tags": strs, "workType": str})
+
 var schemas = map[string]any{
-	"Health": obj([]string{"status"}, map[string]any{"status": str}),
+	"MemoryConfig": obj(nil, map[string]any{"memoryEnabled": map[string]any{"type": "boolean"}, "graphEnabled": map[string]any{"type": "boolean"},
+		"runtimeInjectEnabled": map[string]any{"type": "boolean"}, "techStack": strs}),
+	"OrgPlan":           obj(nil, map[string]any{"features": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "boolean"}}}),
+	"RecallMatrix":      obj(nil, map[string]any{"defaults": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "boolean"}}, "orgOverrides": map[string]any{"type": "object"}}),
+	"BudgetConfig":      obj(nil, map[string]any{"defaults": map[string]any{"type": "object", "additionalProperties": integ}, "orgOverrides": map[string]any{"type": "object"}}),
+	"ObservationInputs": map[string]any{"oneOf": []any{ref("ObservationInput"), map[string]any{"type": "array", "items": ref("ObservationInput")}}},
+	"ObservationInput":  obj([]string{"content"}, map[string]any{"content": str, "metadata": obsMeta, "weight": num}),
+	"Observation":       obj(nil, map[string]any{"id": str, "orgId": str, "projectId": str, "content": str, "metadata": obsMeta, "weight": num, "createdAt": str}),
+	"IDs":               obj(nil, map[string]any{"ids": strs}),
+	"ID":                obj(nil, map[string]any{"id": str}),
+	"SessionContextRequest": obj([]string{"sessionId", "projectId"}, map[string]any{"sessionId": str, "workType": str, "orgId": str, "projectId": str, "agentId": str,
+		"queryText": str, "workItem": obj(nil, map[string]any{"identifier": str, "issueId": str, "title": str, "description": str}),
+		"graph": obj(nil, map[string]any{"enabled": map[string]any{"type": "boolean"}}), "crossProjectTransfer": obj(nil, map[string]any{"enabled": map[string]any{"type": "boolean"}})}),
+	"SessionContextResponse": obj(nil, map[string]any{"block": str, "observationIds": strs, "sessionSummaryIds": strs, "graphNodeIds": strs,
+		"graphEdgeKeys": map[string]any{"type": "array", "items": edgeKey}, "budgetTokens": integ, "actualTokens": integ, "queryText": str, "logId": str}),
+	"InjectionLog":   injectionLog,
+	"InjectionLogs":  obj(nil, map[string]any{"logs": map[string]any{"type": "array", "items": injectionLog}}),
+	"Feedback":       obj([]string{"outcome"}, map[string]any{"outcome": map[string]any{"type": "string", "enum": []string{"helpful", "misleading", "neutral"}}}),
+	"FeedbackResult": obj(nil, map[string]any{"updated": obj(nil, map[string]any{"observations": integ, "nodes": integ, "edges": integ, "logs": integ})}),
+	"Health":         obj([]string{"status"}, map[string]any{"status": str}),
 	"Error": obj([]string{"error"}, map[string]any{"error": obj([]string{"code", "message"}, map[string]any{
 		"code": str, "message": str,
 		"lines": map[string]any{"type": "array", "items": obj(nil, map[string]any{"line": integ, "error": str})}})}),
