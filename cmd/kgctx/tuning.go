@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 
 	"github.com/kgctx/kgctx/api"
+	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/traverse"
 )
 
@@ -13,6 +15,7 @@ type tuning struct {
 	m, efConstruction, efSearch int
 	maxFanout, maxVisited       int
 	hopDecay                    float64
+	graphShare, feedbackAlpha   float64
 }
 
 func (t *tuning) register(fs *flag.FlagSet) {
@@ -22,6 +25,8 @@ func (t *tuning) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.maxFanout, "max-fanout", traverse.DefaultMaxFanout, "edges a node offers to the walk, strongest first")
 	fs.IntVar(&t.maxVisited, "max-visited", traverse.DefaultMaxVisited, "nodes a walk may visit")
 	fs.Float64Var(&t.hopDecay, "hop-decay", traverse.DefaultHopDecay, "score factor per extra hop, in (0,1]")
+	fs.Float64Var(&t.graphShare, "graph-share", compose.DefaultGraphShare, "share of a session block the graph may take, in (0,1]")
+	fs.Float64Var(&t.feedbackAlpha, "feedback-alpha", 0.2, "EMA rate of session feedback, in (0,1]")
 }
 
 func (t *tuning) apply(cfg *api.AppConfig) error {
@@ -30,5 +35,9 @@ func (t *tuning) apply(cfg *api.AppConfig) error {
 	if err := cfg.Expand.Validate(); err != nil {
 		return err
 	}
+	if !(t.graphShare > 0 && t.graphShare <= 1) || !(t.feedbackAlpha > 0 && t.feedbackAlpha <= 1) {
+		return errors.New("--graph-share and --feedback-alpha must be in (0,1]")
+	}
+	cfg.GraphShare, cfg.FeedbackAlpha = t.graphShare, t.feedbackAlpha
 	return cfg.Index.Validate()
 }
