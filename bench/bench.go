@@ -23,7 +23,7 @@ import (
 )
 
 // Scenarios lists the scenario names Run knows.
-var Scenarios = []string{"fb15k", "synthetic", "hnsw"}
+var Scenarios = []string{"fb15k", "synthetic", "hnsw", "session"}
 
 // Config is one run. Zero fields mean defaults.
 type Config struct {
@@ -46,6 +46,9 @@ type Config struct {
 	DataDir string
 	// BudgetTokens, TopK and Depth shape the blocks (defaults 500, 10, 2).
 	BudgetTokens, TopK, Depth int
+	// Observations is the number of generated observations of the session
+	// scenario (default 100,000).
+	Observations int
 	// Seed drives query sampling (default 1).
 	Seed   uint64
 	Logger *slog.Logger
@@ -92,6 +95,9 @@ func (c *Config) defaults() {
 	if c.Scenario == "hnsw" && c.Nodes <= 0 {
 		c.Nodes = 100_000
 	}
+	if c.Observations <= 0 {
+		c.Observations = 100_000
+	}
 }
 
 func (c *Config) say(format string, a ...any) {
@@ -108,6 +114,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return runGraph(ctx, cfg)
 	case "hnsw":
 		return runHNSW(ctx, cfg)
+	case "session":
+		return runSession(ctx, cfg)
 	}
 	return nil, fmt.Errorf("%w: %q (want one of %v)", ErrUnknownScenario, cfg.Scenario, Scenarios)
 }
@@ -213,78 +221,85 @@ func runGraph(ctx context.Context, cfg Config) (*Report, error) {
 		return compose.GraphRequest{Identity: policy.Identity{AgentID: "bench", OrgID: Tenant.Org, Role: policy.RoleAgent},
 			Scope: Tenant, QueryText: q, BudgetTokens: cfg.BudgetTokens, TopK: cfg.TopK, Depth: cfg.Depth}
 	}
-	// Warm up caches and pools, then measure in process.
+	// In process, then over HTTP through the real server and a real token.
 	cfg.say("in-process latency (%d blocks)", len(queries))
-	for _, q := range queries[:min(200, len(queries))] {
-		if _, err := app.Composer.GraphBlock(ctx, req(q)); err != nil {
-			return nil, err
-		}
-	}
-	lat := make([]time.Duration, 0, len(queries))
 	var bs BlockStats
-	for _, q := range queries {
-		t := time.Now()
-		b, err := app.Composer.GraphBlock(ctx, req(q))
-		if err != nil {
-			return nil, err
+	l, err := series(len(queries), func(i int, record bool) error {
+		b, err := app.Composer.GraphBlock(ctx, req(queries[i]))
+		if err == nil && record {
+			if b.Block != "" {
+				bs.NonEmpty++
+			}
+			bs.MeanTriplets += float64(len(b.Triplets))
+			bs.MeanTokens += float64(b.ActualTokens)
+			bs.MeanCandidates += float64(b.Candidates)
 		}
-		lat = append(lat, time.Since(t))
-		if b.Block != "" {
-			bs.NonEmpty++
-		}
-		bs.MeanTriplets += float64(len(b.Triplets))
-		bs.MeanTokens += float64(b.ActualTokens)
-		bs.MeanCandidates += float64(b.Candidates)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	n := float64(len(queries))
 	bs.MeanTriplets, bs.MeanTokens, bs.MeanCandidates = bs.MeanTriplets/n, bs.MeanTokens/n, bs.MeanCandidates/n
 	rep.Blocks = &bs
-	l := summarize(lat)
 	rep.InProcess = &l
+	bodies := make([][]byte, len(queries))
+	for i, q := range queries {
+		bodies[i], _ = json.Marshal(map[string]any{"scope": map[string]string{"orgId": Tenant.Org, "projectId": Tenant.Project},
+			"queryText": q, "budgetTokens": cfg.BudgetTokens, "topK": cfg.TopK, "neighborhoodDepth": cfg.Depth})
+	}
+	if err := measureHTTP(ctx, cfg, app, rep, "/v1/context/graph", func(i int) []byte { return bodies[i%len(bodies)] }, len(queries)); err != nil {
+		return nil, err
+	}
+	rep.PeakRSSMB = peakRSSMB()
+	return rep, nil
+}
 
-	// Over HTTP on loopback, through the real server and a real token.
+// series runs fn for i in [0, n) after a warm-up of min(200, n) calls
+// (record false) and returns the latencies.
+func series(n int, fn func(i int, record bool) error) (Latency, error) {
+	for i := range min(200, n) {
+		if err := fn(i, false); err != nil {
+			return Latency{}, err
+		}
+	}
+	lat := make([]time.Duration, 0, n)
+	for i := range n {
+		t := time.Now()
+		if err := fn(i, true); err != nil {
+			return Latency{}, err
+		}
+		lat = append(lat, time.Since(t))
+	}
+	return summarize(lat), nil
+}
+
+// measureHTTP serves app on loopback, then measures n sequential POSTs of
+// body(i) to path (latency) and cfg.Workers concurrent clients for
+// cfg.Duration (throughput), with a real agent token.
+func measureHTTP(ctx context.Context, cfg Config, app *api.App, rep *Report, path string, body func(i int) []byte, n int) error {
 	srv, err := api.New(api.Config{App: app})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	go srv.Serve(ln)
 	defer srv.Shutdown(context.Background())
 	tok := engine.NewTokenSecret()
 	if err := app.Store.PutToken(tok, engine.Token{OrgID: Tenant.Org, AgentID: "bench", Role: engine.RoleAgent}); err != nil {
-		return nil, err
+		return err
 	}
-	client := &client{url: "http://" + ln.Addr().String() + "/v1/context/graph", tok: tok,
+	cl := &client{url: "http://" + ln.Addr().String() + path, tok: tok,
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}
-	body := func(q string) []byte {
-		b, _ := json.Marshal(map[string]any{"scope": map[string]string{"orgId": Tenant.Org, "projectId": Tenant.Project},
-			"queryText": q, "budgetTokens": cfg.BudgetTokens, "topK": cfg.TopK, "neighborhoodDepth": cfg.Depth})
-		return b
+	cfg.say("HTTP latency (%d requests)", n)
+	l, err := series(n, func(i int, _ bool) error { return cl.post(body(i)) })
+	if err != nil {
+		return err
 	}
-	bodies := make([][]byte, len(queries))
-	for i, q := range queries {
-		bodies[i] = body(q)
-	}
-	cfg.say("HTTP latency (%d blocks)", len(queries))
-	for _, b := range bodies[:min(200, len(bodies))] {
-		if err := client.post(b); err != nil {
-			return nil, err
-		}
-	}
-	lat = lat[:0]
-	for _, b := range bodies {
-		t := time.Now()
-		if err := client.post(b); err != nil {
-			return nil, err
-		}
-		lat = append(lat, time.Since(t))
-	}
-	hl := summarize(lat)
-	rep.HTTP = &hl
-
+	rep.HTTP = &l
 	cfg.say("HTTP throughput (%d workers, %s)", cfg.Workers, cfg.Duration)
 	var done atomic.Int64
 	var firstErr error
@@ -297,7 +312,7 @@ func runGraph(ctx context.Context, cfg Config) (*Report, error) {
 		go func() {
 			defer wg.Done()
 			for i := w; time.Now().Before(stop); i += cfg.Workers {
-				if err := client.post(bodies[i%len(bodies)]); err != nil {
+				if err := cl.post(body(n + i)); err != nil {
 					once.Do(func() { firstErr = err })
 					return
 				}
@@ -307,12 +322,11 @@ func runGraph(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return nil, firstErr
+		return firstErr
 	}
 	secs := time.Since(start).Seconds()
 	rep.Throughput = &Throughput{Workers: cfg.Workers, Blocks: int(done.Load()), Seconds: secs, BlocksPerSec: float64(done.Load()) / secs}
-	rep.PeakRSSMB = peakRSSMB()
-	return rep, nil
+	return ctx.Err()
 }
 
 type client struct {

@@ -15,6 +15,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	nodes := fs.Int("nodes", 0, "synthetic: nodes (default 100000); hnsw: generated vectors (default 100000)")
 	edges := fs.Int("edges", 0, "synthetic: edges (default 5 x nodes)")
 	queries := fs.Int("queries", 2000, "blocks per latency series")
+	observations := fs.Int("observations", 100_000, "session: generated observations")
 	workers := fs.Int("workers", 2, "concurrent HTTP clients for the throughput run")
 	duration := fs.Duration("duration", 5*time.Second, "length of the throughput run")
 	datasets := fs.String("datasets", "", "shared datasets folder (default: search upwards, or $KGCTX_DATASETS)")
@@ -32,7 +33,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("bench: one scenario at a time, got %v", pos)
 	}
 	cfg := bench.Config{Scenario: scenario, Nodes: *nodes, Edges: *edges, Queries: *queries, Workers: *workers,
-		Duration: *duration, Datasets: *datasets, DataDir: *data}
+		Duration: *duration, Datasets: *datasets, DataDir: *data, Observations: *observations}
 	if !*asJSON || isTerminal(os.Stderr) {
 		cfg.Progress = stderr
 	}

@@ -1,0 +1,102 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/kgctx/kgctx/api"
+	"github.com/kgctx/kgctx/bench/workload"
+	"github.com/kgctx/kgctx/compose"
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/policy"
+)
+
+// runSession measures start-of-session blocks: FB15k-237 as the graph plus
+// cfg.Observations generated observations, a session block per request
+// (search over both, gates, budgets, an injection log written each time).
+func runSession(ctx context.Context, cfg Config) (*Report, error) {
+	rep := &Report{Scenario: "session", Machine: machine()}
+	cfg.say("loading FB15k-237")
+	fb, err := workload.LoadFB15k(cfg.Datasets)
+	if err != nil {
+		return nil, err
+	}
+	dir := cfg.DataDir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "kgctx-bench-*"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+	}
+	app, err := api.OpenApp(ctx, api.AppConfig{DataDir: dir, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	defer app.Close()
+	rep.Graph = fmt.Sprintf("FB15k-237 train (%d triplets) and %d generated observations", len(fb.Triplets), cfg.Observations)
+	if st, _ := app.Store.Stats(Tenant); st.Triplets == 0 {
+		cfg.say("importing the graph")
+		imp, err := ImportSource(ctx, app.Store, Tenant, fb, 50_000)
+		if err != nil {
+			return nil, err
+		}
+		rep.Import = &imp
+		cfg.say("adding %d observations", cfg.Observations)
+		obs := workload.Observations(fb, cfg.Observations, cfg.Seed)
+		start := time.Now()
+		for i := 0; i < len(obs); i += 10_000 {
+			if _, err := app.Store.AddObservations(ctx, Tenant, obs[i:min(i+10_000, len(obs))], engine.ImportOptions{NoWait: true}); err != nil {
+				return nil, err
+			}
+		}
+		if err := app.Store.Sync(ctx); err != nil {
+			return nil, err
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("observations added at %.0f/s", float64(len(obs))/time.Since(start).Seconds()))
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 3))
+	works := []string{compose.WorkBugFix, compose.WorkFeature, compose.WorkRefactor, compose.WorkChore}
+	type q struct{ text, work string }
+	qs := make([]q, cfg.Queries+cfg.Queries/2)
+	for i := range qs {
+		qs[i] = q{fb.Queries[rng.IntN(len(fb.Queries))], works[rng.IntN(len(works))]}
+	}
+	run := time.Now().UnixNano()
+	cfg.say("in-process latency (%d session blocks)", cfg.Queries)
+	var bs BlockStats
+	l, err := series(cfg.Queries, func(i int, record bool) error {
+		b, err := app.Composer.SessionBlock(ctx, compose.SessionRequest{SessionID: fmt.Sprintf("ses_%d_%d", run, i), WorkType: qs[i].work,
+			Scope: Tenant, Identity: policy.Identity{AgentID: "bench", OrgID: Tenant.Org, Role: policy.RoleAgent},
+			QueryText: qs[i].text, Graph: true})
+		if err == nil && record {
+			if b.Block != "" {
+				bs.NonEmpty++
+			}
+			bs.MeanTokens += float64(b.ActualTokens)
+			bs.MeanTriplets += float64(len(b.GraphEdgeKeys))
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	bs.MeanTokens /= float64(cfg.Queries)
+	bs.MeanTriplets /= float64(cfg.Queries)
+	rep.Blocks = &bs
+	rep.InProcess = &l
+	body := func(i int) []byte {
+		x := qs[i%len(qs)]
+		b, _ := json.Marshal(map[string]any{"sessionId": fmt.Sprintf("ses_h%d_%d", run, i), "workType": x.work,
+			"orgId": Tenant.Org, "projectId": Tenant.Project, "queryText": x.text})
+		return b
+	}
+	if err := measureHTTP(ctx, cfg, app, rep, "/v1/context/session", body, cfg.Queries); err != nil {
+		return nil, err
+	}
+	rep.PeakRSSMB = peakRSSMB()
+	return rep, nil
+}
