@@ -5,26 +5,30 @@ import "encoding/binary"
 // Badger key spaces, one prefix byte each. Keys of records addressed by a
 // dense id end in the big-endian id so iteration yields id order.
 const (
-	pfxNode     = 'n' // n<u32 dense>         -> node record
-	pfxEdge     = 'e' // e<u32 edge/64>       -> page of up to 64 edge records (pages.go)
-	pfxVector   = 'v' // v<u32 dense>         -> little-endian float32s
-	pfxTenant   = 'p' // p<u32 tenant>        -> org \x00 project
-	pfxRel      = 'r' // r<u32 rel>           -> relationship name
-	pfxChange   = 'c' // c<u64 seq>           -> change-log entry for indexers
-	pfxMeta     = 'm' // m<name>              -> store metadata
-	pfxToken    = 't' // t<sha256>            -> token record
-	pfxObs      = 'o' // o<u32 dense>         -> observation record
-	pfxObsVec   = 'w' // w<u32 dense>         -> observation vector
-	pfxLog      = 'l' // l<session>0<u64 ns><id> -> injection log (JSON)
-	pfxAux      = 'x' // x<owner>/...         -> records owned by other packages (index snapshots)
-	pfxConfig   = 'g' // g<kind>/<key>        -> configuration documents
-	keyMetaDim  = "mdim"
-	keyMetaEmb  = "memb"
-	keyMetaNode = "mnext_node"
-	keyMetaEdge = "mnext_edge"
-	keyMetaObs  = "mnext_obs"
-	keyMetaSeq  = "mseq"
-	keyMetaVer  = "mversion"
+	pfxNode          = 'n' // n<u32 dense>         -> node record
+	pfxEdge          = 'e' // e<u32 edge/64>       -> page of up to 64 edge records (pages.go)
+	pfxVector        = 'v' // v<u32 dense>         -> little-endian float32s
+	pfxTenant        = 'p' // p<u32 tenant>        -> org \x00 project
+	pfxRel           = 'r' // r<u32 rel>           -> relationship name
+	pfxChange        = 'c' // c<u64 seq>           -> change-log entry for indexers
+	pfxMeta          = 'm' // m<name>              -> store metadata
+	pfxToken         = 't' // t<sha256>            -> token record
+	pfxObs           = 'o' // o<u32 dense>         -> observation record
+	pfxObsVec        = 'w' // w<u32 dense>         -> observation vector
+	pfxLog           = 'l' // l<session>0<u64 ns><id> -> injection log (JSON)
+	pfxLease         = 's' // s<session>          -> lease (JSON)
+	pfxInject        = 'q' // q<session>0<u64 seq> -> inject (JSON)
+	pfxInjectHash    = 'h' // h<session>0<hash>   -> seq (dedupe)
+	pfxAux           = 'x' // x<owner>/...         -> records owned by other packages (index snapshots)
+	pfxConfig        = 'g' // g<kind>/<key>        -> configuration documents
+	keyMetaDim       = "mdim"
+	keyMetaEmb       = "memb"
+	keyMetaNode      = "mnext_node"
+	keyMetaEdge      = "mnext_edge"
+	keyMetaObs       = "mnext_obs"
+	keyMetaInjectSeq = "minject_seq"
+	keyMetaSeq       = "mseq"
+	keyMetaVer       = "mversion"
 )
 
 // storeVersion is written at creation; Open refuses other versions.

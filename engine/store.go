@@ -41,6 +41,9 @@ type Store struct {
 
 	tokens sync.Map // sha256 hex -> Token (cache of the token key space)
 
+	dmu       sync.Mutex // serialises lease and inject-queue transitions
+	injectSeq uint64     // last inject sequence (guarded by dmu)
+
 	closed atomic.Bool
 }
 
@@ -180,6 +183,9 @@ func (s *Store) load() error {
 			return err
 		}
 		s.next.obs = uint32(no)
+		if s.injectSeq, _, err = meta(keyMetaInjectSeq); err != nil {
+			return err
+		}
 		if s.seq, _, err = meta(keyMetaSeq); err != nil {
 			return err
 		}

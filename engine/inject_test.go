@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestLeases(t *testing.T) {
+	s, dir := openTest(t, nil)
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	l := Lease{SessionID: "ses_1", WorkerID: "w1", OrgID: "org_a"}
+	if _, err := s.ClaimLease(l, 30*time.Second, now); err != nil {
+		t.Fatal(err)
+	}
+	l2 := l
+	l2.WorkerID = "w2"
+	if _, err := s.ClaimLease(l2, 30*time.Second, now.Add(10*time.Second)); !errors.Is(err, ErrLeaseHeld) || !errors.Is(err, ErrConflict) {
+		t.Fatalf("second worker while live: %v", err)
+	}
+	if _, err := s.RefreshLease("ses_1", "w2", time.Minute, now); !errors.Is(err, ErrNotHolder) {
+		t.Fatalf("non-holder refresh: %v", err)
+	}
+	got, err := s.RefreshLease("ses_1", "w1", time.Minute, now.Add(20*time.Second))
+	if err != nil || !got.ExpiresAt.Equal(now.Add(80*time.Second)) {
+		t.Fatalf("refresh: %+v %v", got, err)
+	}
+	for _, d := range []time.Duration{0, -time.Second, time.Hour + time.Second} {
+		if _, err := s.ClaimLease(l, d, now); !errors.Is(err, ErrInvalidInput) {
+			t.Fatalf("lease %s: %v", d, err)
+		}
+	}
+	other := l
+	other.OrgID = "org_b"
+	if _, err := s.ClaimLease(other, time.Minute, now.Add(time.Hour)); !errors.Is(err, ErrForbidden) {
+		t.Fatalf("another org's claim: %v", err)
+	}
+	// Durable across a restart; a lapsed lease can be taken over.
+	s = reopen(t, s, dir, nil)
+	if cur, err := s.LeaseOf("ses_1"); err != nil || cur.WorkerID != "w1" {
+		t.Fatalf("after reopen: %+v %v", cur, err)
+	}
+	if got, err := s.ClaimLease(l2, 30*time.Second, now.Add(2*time.Minute)); err != nil || got.WorkerID != "w2" {
+		t.Fatalf("takeover of a lapsed lease: %+v %v", got, err)
+	}
+}
+
+func TestInjectQueue(t *testing.T) {
+	s, dir := openTest(t, nil)
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	if _, err := s.ClaimLease(Lease{SessionID: "ses_1", WorkerID: "w1", OrgID: "org_a"}, time.Minute, now); err != nil {
+		t.Fatal(err)
+	}
+	a, dup, err := s.Enqueue(Inject{SessionID: "ses_1", OrgID: "org_a", Text: "block A", ObservationIDs: []string{"obs_1"}}, now)
+	if err != nil || dup || a.State != InjectPending {
+		t.Fatalf("enqueue: %+v %v %v", a, dup, err)
+	}
+	if _, dup, _ := s.Enqueue(Inject{SessionID: "ses_1", OrgID: "org_a", Text: "block A"}, now); !dup {
+		t.Fatal("duplicate inserted")
+	}
+	s.Enqueue(Inject{SessionID: "ses_1", OrgID: "org_a", Text: "block B"}, now)
+	if _, _, err := s.Enqueue(Inject{SessionID: "ses_1", OrgID: "org_b", Text: "x"}, now); !errors.Is(err, ErrForbidden) {
+		t.Fatalf("another org enqueued: %v", err)
+	}
+	if in, err := s.ClaimInject("ses_1", "w2", now); !errors.Is(err, ErrNotHolder) || in != nil {
+		t.Fatalf("non-holder claimed: %v", err)
+	}
+	d1, err := s.ClaimInject("ses_1", "w1", now)
+	if err != nil || d1 == nil || d1.Text != "block A" || d1.Attempts != 1 || d1.DeliveryID == "" {
+		t.Fatalf("claim: %+v %v", d1, err)
+	}
+	// Unacked: the same one again (at most one in flight), across a restart.
+	s = reopen(t, s, dir, nil)
+	d2, _ := s.ClaimInject("ses_1", "w1", now.Add(time.Second))
+	if d2.DeliveryID != d1.DeliveryID || d2.Attempts != 2 {
+		t.Fatalf("re-delivery: %+v", d2)
+	}
+	if err := s.AckInject("ses_1", "dlv_wrong"); !errors.Is(err, ErrNotInFlight) {
+		t.Fatalf("wrong ack: %v", err)
+	}
+	if err := s.AckInject("ses_1", d1.DeliveryID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AckInject("ses_1", d1.DeliveryID); !errors.Is(err, ErrNotInFlight) {
+		t.Fatalf("double ack: %v", err)
+	}
+	d3, _ := s.ClaimInject("ses_1", "w1", now)
+	if d3 == nil || d3.Text != "block B" {
+		t.Fatalf("FIFO: %+v", d3)
+	}
+	s.AckInject("ses_1", d3.DeliveryID)
+	if d4, err := s.ClaimInject("ses_1", "w1", now); d4 != nil || err != nil {
+		t.Fatalf("empty queue: %+v %v", d4, err)
+	}
+	// An acked text stays a duplicate.
+	if _, dup, _ := s.Enqueue(Inject{SessionID: "ses_1", OrgID: "org_a", Text: "block A"}, now); !dup {
+		t.Fatal("acked text enqueued again")
+	}
+	// A lapsed lease receives nothing.
+	s.Enqueue(Inject{SessionID: "ses_1", OrgID: "org_a", Text: "block C"}, now)
+	if _, err := s.ClaimInject("ses_1", "w1", now.Add(2*time.Minute)); !errors.Is(err, ErrNotHolder) {
+		t.Fatalf("lapsed holder claimed: %v", err)
+	}
+}
