@@ -119,22 +119,22 @@ func FeedbackScore(relevance, weight float64) float64 { return relevance * (0.5 
 
 // SortCandidates orders observation candidates by score, then relevance,
 // then dense id (deterministic).
-func SortCandidates(cs []ObsCandidate) {
-	slices.SortFunc(cs, func(a, b ObsCandidate) int {
-		switch {
-		case a.Score != b.Score:
-			if a.Score > b.Score {
-				return -1
-			}
-			return 1
-		case a.Relevance != b.Relevance:
-			if a.Relevance > b.Relevance {
-				return -1
-			}
-			return 1
+func SortCandidates(cs []ObsCandidate) { slices.SortFunc(cs, compareCandidates) }
+
+func compareCandidates(a, b ObsCandidate) int {
+	switch {
+	case a.Score != b.Score:
+		if a.Score > b.Score {
+			return -1
 		}
-		return int(a.Dense) - int(b.Dense)
-	})
+		return 1
+	case a.Relevance != b.Relevance:
+		if a.Relevance > b.Relevance {
+			return -1
+		}
+		return 1
+	}
+	return int(a.Dense) - int(b.Dense)
 }
 
 // SessionBlock composes the start-of-session block (buildSessionMemoryBlock)

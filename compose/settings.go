@@ -171,6 +171,8 @@ type Settings struct {
 	plans  map[string]OrgPlan
 	recall *RecallMatrix
 	budget *BudgetConfig
+	// insession is the in-session injector's configuration.
+	insession *InSessionConfig
 }
 
 // NewSettings returns the settings of st.

@@ -177,6 +177,14 @@ type Query struct {
 	// Vector, when set, is the query's embedding (saves embedding the same
 	// text twice when searching both spaces).
 	Vector []float32
+	// MinSimilarity overrides Options.MinSimilarity for this search when
+	// positive (callers with their own relevance threshold raise it).
+	MinSimilarity float64
+	// Absolute scales fused scores by the best score possible (ranked first
+	// by both rankings) instead of the best one found, so that a score
+	// means the same across queries: 1 for a top hit of both, 0.5 for a
+	// top hit of one. Thresholds (minRelevanceScore) need it.
+	Absolute bool
 }
 
 // Stats describe one search.
@@ -249,7 +257,11 @@ func (ix *Index) search(ctx context.Context, sp *space, dst []fuse.Ranked, q Que
 		sc.vhits = sp.vec.Search(sc.vhits, qv, depth, hnsw.SearchOptions{Allow: q.Allow})
 	}
 	sc.vlist = sc.vlist[:0]
-	maxDist := float32(1 - ix.opts.MinSimilarity)
+	minSim := ix.opts.MinSimilarity
+	if q.MinSimilarity > 0 {
+		minSim = q.MinSimilarity
+	}
+	maxDist := float32(1 - minSim)
 	for _, h := range sc.vhits {
 		if h.Distance <= maxDist {
 			sc.vlist = append(sc.vlist, fuse.Ranked{ID: h.ID, Score: float64(1 - h.Distance)})
@@ -269,8 +281,19 @@ func (ix *Index) search(ctx context.Context, sp *space, dst []fuse.Ranked, q Que
 	}
 	st.TextHits = len(sc.tlist)
 
-	dst = fuse.RRF(dst, ix.opts.RRFK, q.K, sc.vlist, sc.tlist)
-	fuse.Normalize(dst)
+	k := ix.opts.RRFK
+	if k <= 0 {
+		k = fuse.DefaultK
+	}
+	dst = fuse.RRF(dst, k, q.K, sc.vlist, sc.tlist)
+	if q.Absolute {
+		best := 2 / (k + 1)
+		for i := range dst {
+			dst[i].Score = min(dst[i].Score/best, 1)
+		}
+	} else {
+		fuse.Normalize(dst)
+	}
 	return dst, st, nil
 }
 
