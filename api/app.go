@@ -46,6 +46,7 @@ type App struct {
 	PEP      *policy.PEP
 	Composer *compose.Composer
 	Settings *compose.Settings
+	Injector *compose.Injector
 	// FeedbackAlpha is the EMA rate of session feedback (default 0.2).
 	FeedbackAlpha float64
 	Logger        *slog.Logger
@@ -104,9 +105,9 @@ func OpenApp(ctx context.Context, cfg AppConfig) (*App, error) {
 	if alpha <= 0 || alpha > 1 {
 		alpha = 0.2
 	}
-	return &App{Store: st, Index: ix, PEP: pep, Logger: log, Settings: settings, FeedbackAlpha: alpha,
-		Composer: &compose.Composer{Store: st, Index: ix, PEP: pep, Expand: cfg.Expand, Settings: settings,
-			GraphShare: cfg.GraphShare, Logger: log}}, nil
+	c := &compose.Composer{Store: st, Index: ix, PEP: pep, Expand: cfg.Expand, Settings: settings, GraphShare: cfg.GraphShare, Logger: log}
+	return &App{Store: st, Index: ix, PEP: pep, Logger: log, Settings: settings, FeedbackAlpha: alpha, Composer: c,
+		Injector: compose.NewInjector(c)}, nil
 }
 
 // SetPolicies validates text, makes it durable, then puts it in force. On

@@ -111,7 +111,27 @@ var injectionLog = obj([]string{"sessionId"}, map[string]any{"id": str, "session
 
 var obsMeta = obj(nil, map[string]any{"paths": strs, "sessionId": str, "namespace": str, "tags": strs, "workType": str})
 
+var injectSchema = obj(nil, map[string]any{"deliveryId": str, "orgId": str, "sessionId": str, "agentId": str, "text": str, "contentHash": str,
+	"observationIds": strs, "state": str, "enqueuedAt": str, "deliveredAt": str, "attempts": integ})
+
 var schemas = map[string]any{
+	"ClaimRequest": obj([]string{"workerId", "projectId"}, map[string]any{"workerId": str, "leaseSeconds": integ, "orgId": str, "projectId": str, "agentId": str,
+		"workType": str, "queryText": str, "workItem": obj(nil, map[string]any{"identifier": str, "issueId": str, "title": str, "description": str}),
+		"capability": obj(nil, map[string]any{"supportsMessageInjection": map[string]any{"type": "boolean"}})}),
+	"Lease":         obj(nil, map[string]any{"workerId": str, "expiresAt": str, "logId": str, "enqueued": map[string]any{"type": "boolean"}, "inject": injectSchema}),
+	"WorkerRequest": obj([]string{"workerId"}, map[string]any{"workerId": str, "leaseSeconds": integ}),
+	"Refresh":       obj(nil, map[string]any{"expiresAt": str, "inject": injectSchema}),
+	"InjectRequest": obj([]string{"text"}, map[string]any{"orgId": str, "agentId": str, "text": str, "observationIds": strs}),
+	"Inject":        injectSchema,
+	"VerbEvent": obj([]string{"phase", "tool"}, map[string]any{"phase": map[string]any{"type": "string", "enum": []string{"pre-verb", "post-verb"}},
+		"sessionId": str, "orgId": str, "projectId": str, "agentId": str, "tool": str, "paths": strs, "query": str, "emittedAt": integ,
+		"memoryScope": map[string]any{"type": "string", "enum": []string{"project", "org", "session"}}, "memoryNamespace": str}),
+	"InjectionResult": obj(nil, map[string]any{"outcome": map[string]any{"type": "string", "enum": []string{"injected", "queued", "no-match", "skipped", "budget-exceeded", "disabled"}},
+		"block": str, "observationIds": strs, "triplets": map[string]any{"type": "array", "items": map[string]any{"type": "object"}}, "elapsedMs": num,
+		"pushed": map[string]any{"type": "boolean"}, "note": str}),
+	"Pending": obj(nil, map[string]any{"pending": map[string]any{"type": "array", "items": obj(nil, map[string]any{"block": str, "observationIds": strs, "queuedAt": str})}}),
+	"InSessionConfig": obj(nil, map[string]any{"enabled": map[string]any{"type": "boolean"}, "disabledForAgents": strs, "latencyBudgetMs": integ,
+		"minRelevanceScore": num, "budgetTokens": integ, "workType": str, "maxSuggestionsPerEvent": integ, "skipTools": strs}),
 	"MemoryConfig": obj(nil, map[string]any{"memoryEnabled": map[string]any{"type": "boolean"}, "graphEnabled": map[string]any{"type": "boolean"},
 		"runtimeInjectEnabled": map[string]any{"type": "boolean"}, "techStack": strs}),
 	"OrgPlan":           obj(nil, map[string]any{"features": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "boolean"}}}),
