@@ -23,7 +23,7 @@ import (
 )
 
 // Scenarios lists the scenario names Run knows.
-var Scenarios = []string{"fb15k", "synthetic", "hnsw", "session"}
+var Scenarios = []string{"fb15k", "synthetic", "hnsw", "session", "insession"}
 
 // Config is one run. Zero fields mean defaults.
 type Config struct {
@@ -116,6 +116,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return runHNSW(ctx, cfg)
 	case "session":
 		return runSession(ctx, cfg)
+	case "insession":
+		return runInSession(ctx, cfg)
 	}
 	return nil, fmt.Errorf("%w: %q (want one of %v)", ErrUnknownScenario, cfg.Scenario, Scenarios)
 }
@@ -278,6 +280,11 @@ func series(n int, fn func(i int, record bool) error) (Latency, error) {
 // body(i) to path (latency) and cfg.Workers concurrent clients for
 // cfg.Duration (throughput), with a real agent token.
 func measureHTTP(ctx context.Context, cfg Config, app *api.App, rep *Report, path string, body func(i int) []byte, n int) error {
+	return measureHTTPPaths(ctx, cfg, app, rep, func(i int) (string, []byte) { return path, body(i) }, n)
+}
+
+// measureHTTPPaths is measureHTTP with a path per request.
+func measureHTTPPaths(ctx context.Context, cfg Config, app *api.App, rep *Report, req func(i int) (string, []byte), n int) error {
 	srv, err := api.New(api.Config{App: app})
 	if err != nil {
 		return err
@@ -292,10 +299,10 @@ func measureHTTP(ctx context.Context, cfg Config, app *api.App, rep *Report, pat
 	if err := app.Store.PutToken(tok, engine.Token{OrgID: Tenant.Org, AgentID: "bench", Role: engine.RoleAgent}); err != nil {
 		return err
 	}
-	cl := &client{url: "http://" + ln.Addr().String() + path, tok: tok,
+	cl := &client{url: "http://" + ln.Addr().String(), tok: tok,
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}
 	cfg.say("HTTP latency (%d requests)", n)
-	l, err := series(n, func(i int, _ bool) error { return cl.post(body(i)) })
+	l, err := series(n, func(i int, _ bool) error { return cl.post(req(i)) })
 	if err != nil {
 		return err
 	}
@@ -312,7 +319,7 @@ func measureHTTP(ctx context.Context, cfg Config, app *api.App, rep *Report, pat
 		go func() {
 			defer wg.Done()
 			for i := w; time.Now().Before(stop); i += cfg.Workers {
-				if err := cl.post(body(n + i)); err != nil {
+				if err := cl.post(req(n + i)); err != nil {
 					once.Do(func() { firstErr = err })
 					return
 				}
@@ -334,8 +341,8 @@ type client struct {
 	http     *http.Client
 }
 
-func (c *client) post(body []byte) error {
-	req, err := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
+func (c *client) post(path string, body []byte) error {
+	req, err := http.NewRequest(http.MethodPost, c.url+path, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}

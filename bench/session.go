@@ -15,49 +15,69 @@ import (
 	"github.com/kgctx/kgctx/policy"
 )
 
-// runSession measures start-of-session blocks: FB15k-237 as the graph plus
-// cfg.Observations generated observations, a session block per request
-// (search over both, gates, budgets, an injection log written each time).
-func runSession(ctx context.Context, cfg Config) (*Report, error) {
-	rep := &Report{Scenario: "session", Machine: machine()}
+// memoryData opens a store holding FB15k-237 as the graph plus
+// cfg.Observations generated observations (importing them unless the data
+// directory has them already). The caller closes the app and calls
+// cleanup.
+func memoryData(ctx context.Context, cfg Config, rep *Report) (*api.App, *workload.FB15k, []engine.ObservationInput, func(), error) {
 	cfg.say("loading FB15k-237")
 	fb, err := workload.LoadFB15k(cfg.Datasets)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, nil, err
 	}
+	cleanup := func() {}
 	dir := cfg.DataDir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "kgctx-bench-*"); err != nil {
-			return nil, err
+			return nil, nil, nil, nil, err
 		}
-		defer os.RemoveAll(dir)
+		cleanup = func() { os.RemoveAll(dir) }
 	}
 	app, err := api.OpenApp(ctx, api.AppConfig{DataDir: dir, Logger: cfg.Logger})
 	if err != nil {
-		return nil, err
+		cleanup()
+		return nil, nil, nil, nil, err
 	}
-	defer app.Close()
+	obs := workload.Observations(fb, cfg.Observations, cfg.Seed)
 	rep.Graph = fmt.Sprintf("FB15k-237 train (%d triplets) and %d generated observations", len(fb.Triplets), cfg.Observations)
+	fail := func(err error) (*api.App, *workload.FB15k, []engine.ObservationInput, func(), error) {
+		app.Close()
+		cleanup()
+		return nil, nil, nil, nil, err
+	}
 	if st, _ := app.Store.Stats(Tenant); st.Triplets == 0 {
 		cfg.say("importing the graph")
 		imp, err := ImportSource(ctx, app.Store, Tenant, fb, 50_000)
 		if err != nil {
-			return nil, err
+			return fail(err)
 		}
 		rep.Import = &imp
 		cfg.say("adding %d observations", cfg.Observations)
-		obs := workload.Observations(fb, cfg.Observations, cfg.Seed)
 		start := time.Now()
 		for i := 0; i < len(obs); i += 10_000 {
 			if _, err := app.Store.AddObservations(ctx, Tenant, obs[i:min(i+10_000, len(obs))], engine.ImportOptions{NoWait: true}); err != nil {
-				return nil, err
+				return fail(err)
 			}
 		}
 		if err := app.Store.Sync(ctx); err != nil {
-			return nil, err
+			return fail(err)
 		}
 		rep.Notes = append(rep.Notes, fmt.Sprintf("observations added at %.0f/s", float64(len(obs))/time.Since(start).Seconds()))
 	}
+	return app, fb, obs, cleanup, nil
+}
+
+// runSession measures start-of-session blocks: a session block per request
+// (search over graph and observations, gates, budgets, an injection log
+// written each time).
+func runSession(ctx context.Context, cfg Config) (*Report, error) {
+	rep := &Report{Scenario: "session", Machine: machine()}
+	app, fb, _, cleanup, err := memoryData(ctx, cfg, rep)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	defer app.Close()
 	rng := rand.New(rand.NewPCG(cfg.Seed, 3))
 	works := []string{compose.WorkBugFix, compose.WorkFeature, compose.WorkRefactor, compose.WorkChore}
 	type q struct{ text, work string }
@@ -95,6 +115,45 @@ func runSession(ctx context.Context, cfg Config) (*Report, error) {
 		return b
 	}
 	if err := measureHTTP(ctx, cfg, app, rep, "/v1/context/session", body, cfg.Queries); err != nil {
+		return nil, err
+	}
+	rep.PeakRSSMB = peakRSSMB()
+	return rep, nil
+}
+
+// runInSession measures verb events (the in-session injector) over HTTP:
+// Edit, Read and Bash events touching the observations' paths, with query
+// texts from the FB15k test split, over a hundred sessions.
+func runInSession(ctx context.Context, cfg Config) (*Report, error) {
+	rep := &Report{Scenario: "insession", Machine: machine()}
+	app, fb, obs, cleanup, err := memoryData(ctx, cfg, rep)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	defer app.Close()
+	rng := rand.New(rand.NewPCG(cfg.Seed, 4))
+	tools := []string{"Edit", "Read", "Bash", "Grep"}
+	n := cfg.Queries + cfg.Queries/2
+	bodies := make([][]byte, n)
+	for i := range bodies {
+		ev := map[string]any{"phase": "pre-verb", "orgId": Tenant.Org, "projectId": Tenant.Project, "agentId": "bench",
+			"tool": tools[rng.IntN(len(tools))], "emittedAt": time.Now().UnixMilli()}
+		if rng.IntN(2) == 0 {
+			ev["paths"] = obs[rng.IntN(len(obs))].Metadata.Paths
+		}
+		if rng.IntN(4) != 0 {
+			ev["query"] = fb.Queries[rng.IntN(len(fb.Queries))]
+		}
+		b, _ := json.Marshal(ev)
+		bodies[i] = b
+	}
+	sessions := 100
+	rep.Notes = append(rep.Notes, fmt.Sprintf("verb events over %d sessions; the path and the query lookups each search the observations", sessions))
+	err = measureHTTPPaths(ctx, cfg, app, rep, func(i int) (string, []byte) {
+		return fmt.Sprintf("/v1/sessions/ses_ins_%d/verb-events", i%sessions), bodies[i%len(bodies)]
+	}, cfg.Queries)
+	if err != nil {
 		return nil, err
 	}
 	rep.PeakRSSMB = peakRSSMB()
