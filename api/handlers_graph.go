@@ -33,6 +33,8 @@ func importFormat(c echo.Context) tripletio.Format {
 		return tripletio.JSONL
 	case strings.Contains(ct, "json"):
 		return tripletio.JSON
+	case strings.Contains(ct, "n-triples"):
+		return tripletio.NTriples
 	case strings.Contains(ct, "tab-separated"):
 		return tripletio.TSV
 	case strings.Contains(ct, "csv"):

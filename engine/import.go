@@ -106,8 +106,8 @@ func (s *Store) Import(ctx context.Context, t Tenant, in []TripletInput, o Impor
 			if tr.TargetOrgID != "" || tr.TargetProjectID != "" {
 				dstT = b.tenant(Tenant{Org: cmpOr(tr.TargetOrgID, t.Org), Project: cmpOr(tr.TargetProjectID, t.Project)})
 			}
-			src := b.node(srcT, tr.Source, tr.SourceType, tr.SourceDescription, tr.SourceVector)
-			dst := b.node(dstT, tr.Target, tr.TargetType, tr.TargetDescription, tr.TargetVector)
+			src := b.node(srcT, tr.Source, tr.SourceType, tr.SourceDescription, tr.SourceVector, tr.SourceAliases)
+			dst := b.node(dstT, tr.Target, tr.TargetType, tr.TargetDescription, tr.TargetVector, tr.TargetAliases)
 			b.edge(home, src, b.rawRel(tr.Relationship), dst, tr.Weight, tr.Provenance)
 		}
 		if err := b.vectorize(ctx); err != nil {
@@ -243,16 +243,15 @@ const maxAliases = 32
 
 // node resolves (or creates) the node named name in tenant t and merges the
 // optional fields into it.
-func (b *batch) node(tid uint32, name, typ, desc string, vec []float32) *pnode {
+func (b *batch) node(tid uint32, name, typ, desc string, vec []float32, aliases []string) *pnode {
 	p := b.byRaw[nameKey{tid, name}]
 	if p == nil {
 		p = b.resolve(tid, name)
 		b.byRaw[nameKey{tid, name}] = p
 	}
-	if name != p.rec.name && !slices.Contains(p.rec.aliases, name) && len(p.rec.aliases) < maxAliases {
-		p.rec.aliases = append(p.rec.aliases, name)
-		p.touch(b)
-		p.reindex = true
+	p.alias(b, name)
+	for _, a := range aliases {
+		p.alias(b, a)
 	}
 	if typ != "" && typ != p.rec.typ {
 		p.rec.typ = typ
@@ -296,6 +295,15 @@ func (b *batch) resolve(tid uint32, name string) *pnode {
 		b.nodeList = append(b.nodeList, p)
 	}
 	return p
+}
+
+// alias records name as a surface form of the node (if new and room).
+func (p *pnode) alias(b *batch, name string) {
+	if name != p.rec.name && !slices.Contains(p.rec.aliases, name) && len(p.rec.aliases) < maxAliases {
+		p.rec.aliases = append(p.rec.aliases, name)
+		p.touch(b)
+		p.reindex = true
+	}
 }
 
 func (p *pnode) touch(b *batch) {

@@ -32,6 +32,11 @@ type TripletInput struct {
 	SourceVector []float32 `json:"sourceVector,omitempty"`
 	TargetVector []float32 `json:"targetVector,omitempty"`
 
+	// SourceAliases / TargetAliases are other surface names of the
+	// endpoints (e.g. the full IRI of an N-Triples term), kept as aliases.
+	SourceAliases []string `json:"sourceAliases,omitempty"`
+	TargetAliases []string `json:"targetAliases,omitempty"`
+
 	// SourceProjectID / TargetProjectID place an endpoint in another project
 	// of the same org; TargetOrgID places the target in another org
 	// (operators only).

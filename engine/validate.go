@@ -120,6 +120,19 @@ func ValidateTriplet(t *TripletInput, lim Limits, dim int) error {
 			}
 		}
 	}
+	for _, as := range [...]struct {
+		field string
+		v     []string
+	}{{"sourceAliases", t.SourceAliases}, {"targetAliases", t.TargetAliases}} {
+		if len(as.v) > maxAliases {
+			return fmt.Errorf("%s has %d entries, the limit is %d", as.field, len(as.v), maxAliases)
+		}
+		for i, a := range as.v {
+			if as.v[i], err = checkName(a, lim.MaxNameBytes); err != nil {
+				return fmt.Errorf("%s: %q %w", as.field, a, err)
+			}
+		}
+	}
 	if p := t.Provenance; p != nil {
 		if err := checkText("provenance.observationId", p.ObservationID, 256); err != nil {
 			return err

@@ -18,7 +18,7 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlags("import", stderr)
 	org := fs.String("org", "", "org id (required)")
 	project := fs.String("project", "", "project id (required)")
-	format := fs.String("format", "auto", "input format: auto, json, jsonl, tsv, csv")
+	format := fs.String("format", "auto", "input format: auto, json, jsonl, tsv, csv, spo (SUBJECT|PREDICATE|OBJECT), nt (N-Triples)")
 	data := fs.String("data", defaultDataDir, "data directory (offline import)")
 	server := fs.String("server", "", "import through a running server at this URL instead")
 	tok := fs.String("token", os.Getenv("KGCTX_TOKEN"), "bearer token for --server (default $KGCTX_TOKEN)")

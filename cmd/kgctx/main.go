@@ -19,7 +19,7 @@ const usage = `kgctx: knowledge graph context blocks for AI coding agents
 
 Usage:
   kgctx serve   [--data DIR] [--addr HOST:PORT] [--sync] [--admin-token T]
-  kgctx import  FILE... --org ORG --project PROJECT [--format auto|json|jsonl|tsv|csv]
+  kgctx import  FILE... --org ORG --project PROJECT [--format auto|json|jsonl|tsv|csv|spo|nt]
                 [--data DIR | --server URL --token T]
   kgctx graph   status|stats|query|clear [--data DIR] [--org ORG --project PROJECT] [--json]
   kgctx context --org ORG --project PROJECT --query TEXT [--budget N] [--top-k N] [--depth N] [--json]

@@ -12,7 +12,8 @@ type Format int
 const (
 	// Auto detects the format from the first bytes of the (decompressed)
 	// input: '[' is a JSON array, '{' is JSONL, otherwise the first data
-	// line decides: a tab makes it TSV, a comma or a leading quote CSV.
+	// line decides: a tab makes it TSV, a leading '<' or "_:" N-Triples,
+	// two '|' SPO, a comma or a leading quote CSV.
 	Auto Format = iota
 	// JSON is one JSON array of triplet objects.
 	JSON
@@ -23,9 +24,16 @@ const (
 	// CSV is comma-separated source, relationship, target[, weight] with
 	// encoding/csv quoting.
 	CSV
+	// SPO is the extractor's SUBJECT|PREDICATE|OBJECT lines (an optional
+	// fourth field is a weight).
+	SPO
+	// NTriples is W3C N-Triples: <s> <p> <o> . with IRIs shortened to their
+	// last path segment or fragment for names (the full IRI kept as an
+	// alias), literal objects as names.
+	NTriples
 )
 
-var formatNames = [...]string{Auto: "auto", JSON: "json", JSONL: "jsonl", TSV: "tsv", CSV: "csv"}
+var formatNames = [...]string{Auto: "auto", JSON: "json", JSONL: "jsonl", TSV: "tsv", CSV: "csv", SPO: "spo", NTriples: "nt"}
 
 // String returns the name ParseFormat accepts for f.
 func (f Format) String() string {
@@ -35,7 +43,7 @@ func (f Format) String() string {
 	return formatNames[f]
 }
 
-func (f Format) valid() bool { return f >= Auto && f <= CSV }
+func (f Format) valid() bool { return f >= Auto && f <= NTriples }
 
 // ParseFormat parses a --format flag value: "auto", "json", "jsonl" or
 // "ndjson", "tsv", "csv", in any case. The empty string is Auto, so an unset
@@ -52,8 +60,12 @@ func ParseFormat(s string) (Format, error) {
 		return TSV, nil
 	case "csv":
 		return CSV, nil
+	case "spo", "pipe":
+		return SPO, nil
+	case "nt", "ntriples", "n-triples":
+		return NTriples, nil
 	}
-	return Auto, fmt.Errorf("%w %q (want auto, json, jsonl, ndjson, tsv or csv)", ErrUnknownFormat, s)
+	return Auto, fmt.Errorf("%w %q (want auto, json, jsonl, ndjson, tsv, csv, spo or nt)", ErrUnknownFormat, s)
 }
 
 // FormatFromPath guesses the format from a file name's extension, ignoring a
@@ -72,6 +84,10 @@ func FormatFromPath(path string) Format {
 		return TSV
 	case ".csv":
 		return CSV
+	case ".nt":
+		return NTriples
+	case ".spo":
+		return SPO
 	}
 	return Auto
 }

@@ -145,6 +145,10 @@ func (r *Reader) Next(t *engine.TripletInput) error {
 		return r.nextJSONL(t)
 	case TSV:
 		return r.nextTSV(t)
+	case SPO:
+		return r.nextSPO(t)
+	case NTriples:
+		return r.nextNTriples(t)
 	default:
 		return r.nextCSV(t)
 	}
@@ -277,11 +281,16 @@ func decideFormat(buf []byte, final bool) (Format, bool) {
 			}
 			continue
 		}
+		trimmed := bytes.TrimLeft(line, " ")
 		switch {
-		case bytes.IndexByte(line, '\t') >= 0:
+		case bytes.IndexByte(line, '\t') >= 0 && !(trimmed[0] == '<' || bytes.HasPrefix(trimmed, []byte("_:"))):
 			return TSV, true
+		case trimmed[0] == '<' || bytes.HasPrefix(trimmed, []byte("_:")):
+			return NTriples, true
 		case !complete && !final:
 			return Auto, false
+		case bytes.Count(line, []byte{'|'}) >= 2:
+			return SPO, true
 		case bytes.IndexByte(line, ',') >= 0 || line[0] == '"':
 			return CSV, true
 		default:
