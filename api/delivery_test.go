@@ -100,10 +100,10 @@ func TestDeliveryEndToEnd(t *testing.T) {
 	}
 	// Bad input: clear 4xx, nothing changed.
 	for name, body := range map[string]string{
-		"unknown phase":   `{"phase": "during", "projectId": "proj_xyz", "tool": "Edit"}`,
-		"tool over 256":   `{"phase": "pre-verb", "projectId": "proj_xyz", "tool": "` + strings.Repeat("t", 257) + `"}`,
-		"10k paths":       `{"phase": "pre-verb", "projectId": "proj_xyz", "tool": "Edit", "paths": [` + strings.TrimSuffix(strings.Repeat(`"a.go",`, 10_000), ",") + `]}`,
-		"bad scope":       `{"phase": "pre-verb", "projectId": "proj_xyz", "tool": "Edit", "memoryScope": "world"}`,
+		"unknown phase": `{"phase": "during", "projectId": "proj_xyz", "tool": "Edit"}`,
+		"tool over 256": `{"phase": "pre-verb", "projectId": "proj_xyz", "tool": "` + strings.Repeat("t", 257) + `"}`,
+		"10k paths":     `{"phase": "pre-verb", "projectId": "proj_xyz", "tool": "Edit", "paths": [` + strings.TrimSuffix(strings.Repeat(`"a.go",`, 10_000), ",") + `]}`,
+		"bad scope":     `{"phase": "pre-verb", "projectId": "proj_xyz", "tool": "Edit", "memoryScope": "world"}`,
 	} {
 		if r := s.do("POST", "/v1/sessions/ses_d/verb-events", ag, "application/json", []byte(body)); r.status != 400 {
 			t.Errorf("%s: %d %s", name, r.status, r.body)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/tripletio"
 )
@@ -73,7 +74,12 @@ func (s *Server) handleImport(c echo.Context) error {
 		return apiErr(http.StatusBadRequest, "empty_body", "no triplets in the request body")
 	}
 	tok := token(c)
-	res, err := s.app.Store.Import(c.Request().Context(), t, ts, engine.ImportOptions{AllowCrossOrg: tok.Role == engine.RoleOperator, Lines: lines})
+	preds, err := s.app.Settings.Predicates(t)
+	if err != nil {
+		return err
+	}
+	res, err := s.app.Store.Import(c.Request().Context(), t, ts, engine.ImportOptions{AllowCrossOrg: tok.Role == engine.RoleOperator,
+		Lines: lines, Relationships: preds.Set()})
 	if err != nil {
 		s.metrics.triplets.WithLabelValues("rejected").Add(float64(len(ts)))
 		return err
@@ -170,4 +176,31 @@ func (s *Server) handleClear(c echo.Context) error {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) handleGetPredicates(c echo.Context) error {
+	t, err := tenant(c)
+	if err != nil {
+		return err
+	}
+	p, err := s.app.Settings.Predicates(t)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, p)
+}
+
+func (s *Server) handlePutPredicates(c echo.Context) error {
+	t, err := tenant(c)
+	if err != nil {
+		return err
+	}
+	var p compose.PredicateConfig
+	if err := decodeJSON(c, &p); err != nil {
+		return err
+	}
+	if err := s.app.Settings.SetPredicates(t, p); err != nil {
+		return err
+	}
+	return s.handleGetPredicates(c)
 }

@@ -115,6 +115,7 @@ var injectSchema = obj(nil, map[string]any{"deliveryId": str, "orgId": str, "ses
 	"observationIds": strs, "state": str, "enqueuedAt": str, "deliveredAt": str, "attempts": integ})
 
 var schemas = map[string]any{
+	"PredicateConfig": obj(nil, map[string]any{"mode": map[string]any{"type": "string", "enum": []string{"open", "strict"}}, "allowed": strs}),
 	"ClaimRequest": obj([]string{"workerId", "projectId"}, map[string]any{"workerId": str, "leaseSeconds": integ, "orgId": str, "projectId": str, "agentId": str,
 		"workType": str, "queryText": str, "workItem": obj(nil, map[string]any{"identifier": str, "issueId": str, "title": str, "description": str}),
 		"capability": obj(nil, map[string]any{"supportsMessageInjection": map[string]any{"type": "boolean"}})}),

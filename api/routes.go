@@ -39,6 +39,8 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodDelete, path: proj + "/nodes/:nodeId", minRole: engine.RoleImporter, summary: "Delete a node, its edges and its index entries.",
 			status: 204, h: s.handleDeleteNode},
 
+		{method: http.MethodGet, path: proj + "/predicates", minRole: engine.RoleAgent, summary: "The project's relationship vocabulary (open or strict).", response: "PredicateConfig", status: 200, h: s.handleGetPredicates},
+		{method: http.MethodPut, path: proj + "/predicates", minRole: engine.RoleOrgAdmin, summary: "Set the project's relationship vocabulary.", request: "PredicateConfig", response: "PredicateConfig", status: 200, h: s.handlePutPredicates},
 		{method: http.MethodGet, path: proj + "/memory-config", minRole: engine.RoleOrgAdmin, summary: "The project's memory configuration.", response: "MemoryConfig", status: 200, h: s.handleGetMemoryConfig},
 		{method: http.MethodPut, path: proj + "/memory-config", minRole: engine.RoleOrgAdmin, summary: "Replace the project's memory configuration.", request: "MemoryConfig", response: "MemoryConfig", status: 200, h: s.handlePutMemoryConfig},
 		{method: http.MethodGet, path: "/v1/admin/orgs/:org/plan", minRole: engine.RoleOperator, summary: "An org's plan (feature flags).", response: "OrgPlan", status: 200, h: s.handleGetPlan},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -151,12 +152,72 @@ func (c MemoryConfig) Validate() error {
 	return nil
 }
 
+// PredicateConfig is a project's relationship vocabulary: open accepts any
+// relationship (normalised to snake_case), strict only those listed.
+type PredicateConfig struct {
+	Mode    string   `json:"mode"`
+	Allowed []string `json:"allowed"`
+}
+
+// Predicate modes.
+const (
+	PredicatesOpen   = "open"
+	PredicatesStrict = "strict"
+)
+
+// DefaultPredicates is the strict list when none is given: the reference's
+// nine predicates plus depends_on, implements and calls.
+var DefaultPredicates = []string{"related_to", "caused_by", "resolved_by", "follows", "similar_to", "contains",
+	"in_session", "reflects_on", "learned_from", "depends_on", "implements", "calls"}
+
+// Normalize checks the mode and normalises the list (empty: the default).
+func (c PredicateConfig) Normalize() (PredicateConfig, error) {
+	switch c.Mode {
+	case "":
+		c.Mode = PredicatesOpen
+	case PredicatesOpen, PredicatesStrict:
+	default:
+		return c, fmt.Errorf("%w: mode %q: want open or strict", ErrInvalidRequest, c.Mode)
+	}
+	if len(c.Allowed) == 0 {
+		c.Allowed = slices.Clone(DefaultPredicates)
+	}
+	if len(c.Allowed) > 1000 {
+		return c, fmt.Errorf("%w: allowed has %d entries, the limit is 1000", ErrInvalidRequest, len(c.Allowed))
+	}
+	out := make([]string, 0, len(c.Allowed))
+	for _, p := range c.Allowed {
+		n := engine.NormalizeRelationship(p)
+		if n == "" || len(p) > 128 {
+			return c, fmt.Errorf("%w: allowed: %q is not a relationship name", ErrInvalidRequest, p)
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	c.Allowed = out
+	return c, nil
+}
+
+// Set returns the strict vocabulary as a set, nil in open mode.
+func (c PredicateConfig) Set() map[string]bool {
+	if c.Mode != PredicatesStrict {
+		return nil
+	}
+	m := make(map[string]bool, len(c.Allowed))
+	for _, p := range c.Allowed {
+		m[p] = true
+	}
+	return m
+}
+
 // Config kinds in the store.
 const (
 	cfgMemory  = "memory-config"
 	cfgPlan    = "org-plan"
 	cfgRecall  = "recall-matrix"
 	cfgBudgets = "budgets"
+	cfgPreds   = "predicates"
 	cfgSingle  = "current"
 )
 
@@ -173,11 +234,12 @@ type Settings struct {
 	budget *BudgetConfig
 	// insession is the in-session injector's configuration.
 	insession *InSessionConfig
+	preds     map[engine.Tenant]PredicateConfig
 }
 
 // NewSettings returns the settings of st.
 func NewSettings(st *engine.Store) *Settings {
-	return &Settings{st: st, memory: map[engine.Tenant]MemoryConfig{}, plans: map[string]OrgPlan{}}
+	return &Settings{st: st, memory: map[engine.Tenant]MemoryConfig{}, plans: map[string]OrgPlan{}, preds: map[engine.Tenant]PredicateConfig{}}
 }
 
 func tenantKey(t engine.Tenant) string { return t.Org + "/" + t.Project }
@@ -426,4 +488,42 @@ func Jaccard(a, b []string) float64 {
 		}
 	}
 	return float64(inter) / float64(len(union))
+}
+
+// Predicates returns project t's relationship vocabulary (open, with the
+// default list, when none is stored).
+func (s *Settings) Predicates(t engine.Tenant) (PredicateConfig, error) {
+	s.mu.RLock()
+	c, ok := s.preds[t]
+	s.mu.RUnlock()
+	if ok {
+		return c, nil
+	}
+	c = PredicateConfig{Mode: PredicatesOpen}
+	if _, err := s.load(cfgPreds, tenantKey(t), &c); err != nil {
+		return c, err
+	}
+	c, err := c.Normalize()
+	if err != nil {
+		return c, err
+	}
+	s.mu.Lock()
+	s.preds[t] = c
+	s.mu.Unlock()
+	return c, nil
+}
+
+// SetPredicates stores project t's vocabulary.
+func (s *Settings) SetPredicates(t engine.Tenant, c PredicateConfig) error {
+	c, err := c.Normalize()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.save(cfgPreds, tenantKey(t), c); err != nil {
+		return err
+	}
+	s.preds[t] = c
+	return nil
 }

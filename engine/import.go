@@ -23,6 +23,9 @@ type ImportOptions struct {
 	// Lines, when set, gives the input line of each triplet (it wins over
 	// FirstLine); readers skip blank lines, so lines need not be contiguous.
 	Lines []int
+	// Relationships, when set, is the project's strict vocabulary: a
+	// relationship whose snake_case form is not in it is invalid.
+	Relationships map[string]bool
 	// NoWait returns as soon as the batch is durable in the store, before
 	// the text and vector indexes have it (they follow in the background,
 	// in order; Store.Sync waits for them). Bulk loaders use it so that
@@ -77,6 +80,12 @@ func (s *Store) Import(ctx context.Context, t Tenant, in []TripletInput, o Impor
 		if err := ValidateTriplet(tr, lim, s.dim); err != nil {
 			verr.add(line(i), err)
 			continue
+		}
+		if o.Relationships != nil {
+			if rel := NormalizeRelationship(tr.Relationship); !o.Relationships[rel] {
+				verr.add(line(i), fmt.Errorf("relationship %q is not in the project's vocabulary (strict mode)", rel))
+				continue
+			}
 		}
 		if tr.TargetOrgID != "" && tr.TargetOrgID != t.Org && !o.AllowCrossOrg {
 			return res, fmt.Errorf("%w: line %d: targetOrgId links to another org, which only operators may do", ErrForbidden, line(i))

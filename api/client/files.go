@@ -35,7 +35,7 @@ func (c *Client) ImportFiles(ctx context.Context, org, project string, files []t
 	if o.InFlight <= 0 {
 		o.InFlight = 2
 	}
-	total, err := tripletio.ValidateFiles(files, o.Format, -1, nil)
+	total, err := tripletio.ValidateFiles(files, o.Format, -1, nil, nil)
 	if err != nil {
 		return sum, err
 	}

@@ -94,6 +94,12 @@ func importLocal(ctx context.Context, dir string, ten engine.Tenant, files []tri
 	if err != nil {
 		return engine.ImportResult{}, err
 	}
+	preds, err := app.Settings.Predicates(ten)
+	if err != nil {
+		app.Close()
+		return engine.ImportResult{}, err
+	}
+	o.Relationships = preds.Set()
 	res, err := tripletio.Load(ctx, app.Store, ten, files, o)
 	// Close makes everything durable before the command reports success.
 	if cerr := app.Close(); err == nil {

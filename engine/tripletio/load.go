@@ -69,12 +69,15 @@ func eachBatch(file File, f Format, n int, fn func(file File, ts []engine.Triple
 // store's vector dimension dim (negative: vector lengths unchecked); the
 // first bad record is the error, naming file and line. It returns the
 // number of records. progress, if set, is called with the running count.
-func ValidateFiles(files []File, f Format, dim int, progress func(n int)) (int, error) {
+func ValidateFiles(files []File, f Format, dim int, rels map[string]bool, progress func(n int)) (int, error) {
 	total := 0
 	err := EachBatch(files, f, 10_000, func(file File, ts []engine.TripletInput, lines []int) error {
 		for i := range ts {
 			if err := engine.ValidateTriplet(&ts[i], engine.Limits{}, dim); err != nil {
 				return fmt.Errorf("%s: line %d: %w", file.name(), lines[i], err)
+			}
+			if rels != nil && !rels[engine.NormalizeRelationship(ts[i].Relationship)] {
+				return fmt.Errorf("%s: line %d: relationship %q is not in the project's vocabulary (strict mode)", file.name(), lines[i], engine.NormalizeRelationship(ts[i].Relationship))
 			}
 		}
 		total += len(ts)
@@ -94,6 +97,8 @@ type LoadOptions struct {
 	// AllowCrossOrg permits targetOrgId (the data directory's owner is
 	// trusted like an operator).
 	AllowCrossOrg bool
+	// Relationships is the project's strict vocabulary (nil: open).
+	Relationships map[string]bool
 	// Validated, once the first pass is over, receives the record count;
 	// Written receives the running count of written triplets.
 	Validated func(total int)
@@ -110,7 +115,7 @@ func Load(ctx context.Context, st *engine.Store, t engine.Tenant, files []File, 
 	if o.Batch <= 0 {
 		o.Batch = 50_000
 	}
-	total, err := ValidateFiles(files, o.Format, st.Dim(), nil)
+	total, err := ValidateFiles(files, o.Format, st.Dim(), o.Relationships, nil)
 	if err != nil {
 		return sum, err
 	}
@@ -118,7 +123,7 @@ func Load(ctx context.Context, st *engine.Store, t engine.Tenant, files []File, 
 		o.Validated(total)
 	}
 	err = EachBatch(files, o.Format, o.Batch, func(file File, ts []engine.TripletInput, lines []int) error {
-		res, err := st.Import(ctx, t, ts, engine.ImportOptions{AllowCrossOrg: o.AllowCrossOrg, Lines: lines, NoWait: true})
+		res, err := st.Import(ctx, t, ts, engine.ImportOptions{AllowCrossOrg: o.AllowCrossOrg, Lines: lines, NoWait: true, Relationships: o.Relationships})
 		if err != nil {
 			return fmt.Errorf("%s: %w", file.name(), err)
 		}
