@@ -1,0 +1,123 @@
+package client_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kgctx/kgctx/api/client"
+	"github.com/kgctx/kgctx/engine"
+)
+
+func TestWriterAgainstServer(t *testing.T) {
+	url, tok, app := serve(t)
+	c, _ := client.New(url, tok, nil)
+	w, err := c.NewWriter(client.WriterOptions{Org: "o", Project: "p", FlushSize: 64, FlushInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	w.Start(ctx)
+	for i := range 1000 {
+		if err := w.Enqueue(ctx, engine.TripletInput{Source: fmt.Sprintf("S%d", i), Relationship: "calls", Target: "Hub"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Enqueue(ctx, engine.TripletInput{Source: " ", Relationship: "calls", Target: "x"}); !errors.Is(err, engine.ErrInvalidInput) {
+		t.Fatalf("invalid triplet accepted: %v", err)
+	}
+	// A lone triplet goes out on the timer, without waiting for 64.
+	if err := w.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := w.Stats()
+	if st.Sent != 1000 || st.Failed != 0 || st.Batches < 16 {
+		t.Fatalf("stats %+v", st)
+	}
+	if s, _ := app.Store.Stats(engine.Tenant{Org: "o", Project: "p"}); s.Triplets != 1000 {
+		t.Fatalf("store holds %d triplets", s.Triplets)
+	}
+	if err := w.Enqueue(ctx, engine.TripletInput{Source: "a", Relationship: "r", Target: "b"}); !errors.Is(err, client.ErrStopped) {
+		t.Fatalf("enqueue after stop: %v", err)
+	}
+}
+
+func TestWriterTimerRetriesAndBackPressure(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		if n <= 2 {
+			code := []int{503, 429}[n-1]
+			rw.WriteHeader(code)
+			fmt.Fprintf(rw, `{"error": {"code": "busy", "message": "try later"}}`)
+			return
+		}
+		sc := bufio.NewScanner(r.Body)
+		k := 0
+		mu.Lock()
+		for sc.Scan() {
+			got = append(got, sc.Text())
+			k++
+		}
+		mu.Unlock()
+		fmt.Fprintf(rw, `{"accepted": %d}`, k)
+	}))
+	defer srv.Close()
+	c, _ := client.New(srv.URL, "tok_0123456789abcdef", nil)
+	w, _ := c.NewWriter(client.WriterOptions{Org: "o", Project: "p", FlushSize: 64, FlushInterval: 30 * time.Millisecond,
+		QueueSize: 2, Backoff: 5 * time.Millisecond})
+	ctx := context.Background()
+	// Back-pressure: not started, the queue of 2 fills and Enqueue waits
+	// for its context instead of dropping.
+	w.Enqueue(ctx, engine.TripletInput{Source: "a", Relationship: "r", Target: "b"})
+	w.Enqueue(ctx, engine.TripletInput{Source: "c", Relationship: "r", Target: "d"})
+	short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel()
+	if err := w.Enqueue(short, engine.TripletInput{Source: "e", Relationship: "r", Target: "f"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("full queue: %v", err)
+	}
+	w.Start(ctx)
+	if err := w.Enqueue(ctx, engine.TripletInput{Source: "e", Relationship: "r", Target: "f"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the timer flushes, through a 503 and a 429
+	mu.Lock()
+	n := len(got)
+	mu.Unlock()
+	if n != 3 {
+		t.Fatalf("timer flush sent %d triplets", n)
+	}
+	if err := w.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.Stats(); st.Retries != 2 || st.Sent != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestWriterPermanentError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.WriteHeader(403)
+		fmt.Fprintf(rw, `{"error": {"code": "forbidden", "message": "no"}}`)
+	}))
+	defer srv.Close()
+	c, _ := client.New(srv.URL, "tok_0123456789abcdef", nil)
+	var reported atomic.Int32
+	w, _ := c.NewWriter(client.WriterOptions{Org: "o", Project: "p", OnError: func(err error, b []engine.TripletInput) { reported.Add(int32(len(b))) }})
+	ctx := context.Background()
+	w.Start(ctx)
+	w.Enqueue(ctx, engine.TripletInput{Source: "a", Relationship: "r", Target: "b"})
+	w.Stop(ctx)
+	if st := w.Stats(); st.Failed != 1 || reported.Load() != 1 {
+		t.Fatalf("stats %+v, reported %d", st, reported.Load())
+	}
+}
