@@ -57,25 +57,8 @@ func (s *Server) handleGraphContext(c echo.Context) error {
 		return err
 	}
 	tok := token(c)
-	scope := engine.Tenant{Org: req.Scope.OrgID, Project: req.Scope.ProjectID}
-	if scope.Org == "" {
-		scope.Org = req.Identity.OrgID
-	}
-	if scope.Org == "" {
-		return fieldError("scope.orgId is required")
-	}
-	if err := engine.ValidateID(scope.Org); err != nil {
-		return fieldError("scope.orgId: %v", err)
-	}
-	if scope.Project != "" {
-		if err := engine.ValidateID(scope.Project); err != nil {
-			return fieldError("scope.projectId: %v", err)
-		}
-	}
-	if req.Identity.OrgID != "" && req.Identity.OrgID != scope.Org {
-		return apiErr(http.StatusForbidden, "forbidden", "identity.orgId %q differs from scope.orgId %q", req.Identity.OrgID, scope.Org)
-	}
-	if err := checkOrg(tok, scope.Org, scope.Project); err != nil {
+	scope, err := scopeOf(tok, req.Identity, req.Scope)
+	if err != nil {
 		return err
 	}
 	greq := compose.GraphRequest{
@@ -92,5 +75,61 @@ func (s *Server) handleGraphContext(c echo.Context) error {
 		return err
 	}
 	s.metrics.observeGraphBlock(b)
+	return c.JSON(http.StatusOK, b)
+}
+
+type ragRequestJSON struct {
+	Identity            identityJSON `json:"identity"`
+	Scope               scopeJSON    `json:"scope"`
+	QueryText           string       `json:"queryText"`
+	BudgetTokens        *int         `json:"budgetTokens"`
+	TopK                *int         `json:"topK"`
+	MaxTraversalDepth   *int         `json:"maxTraversalDepth"`
+	MaxExpansionResults *int         `json:"maxExpansionResults"`
+	Predicates          []string     `json:"predicates"`
+}
+
+// scopeOf checks a body's identity and scope against the token.
+func scopeOf(tok engine.Token, id identityJSON, sc scopeJSON) (engine.Tenant, error) {
+	scope := engine.Tenant{Org: sc.OrgID, Project: sc.ProjectID}
+	if scope.Org == "" {
+		scope.Org = id.OrgID
+	}
+	if scope.Org == "" {
+		return scope, fieldError("scope.orgId is required")
+	}
+	if err := engine.ValidateID(scope.Org); err != nil {
+		return scope, fieldError("scope.orgId: %v", err)
+	}
+	if scope.Project != "" {
+		if err := engine.ValidateID(scope.Project); err != nil {
+			return scope, fieldError("scope.projectId: %v", err)
+		}
+	}
+	if id.OrgID != "" && id.OrgID != scope.Org {
+		return scope, apiErr(http.StatusForbidden, "forbidden", "identity.orgId %q differs from scope.orgId %q", id.OrgID, scope.Org)
+	}
+	return scope, checkOrg(tok, scope.Org, scope.Project)
+}
+
+func (s *Server) handleRAG(c echo.Context) error {
+	var req ragRequestJSON
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	tok := token(c)
+	scope, err := scopeOf(tok, req.Identity, req.Scope)
+	if err != nil {
+		return err
+	}
+	r := compose.RAGRequest{Identity: principal(tok, req.Identity.AgentID, scope.Org, req.Identity.ProjectID), Scope: scope,
+		QueryText: req.QueryText, BudgetTokens: intOr(req.BudgetTokens, compose.DefaultBudgetTokens), TopK: intOr(req.TopK, compose.DefaultRAGTopK),
+		MaxTraversalDepth: intOr(req.MaxTraversalDepth, compose.DefaultTraversalDepth), MaxExpansionResults: intOr(req.MaxExpansionResults, compose.DefaultExpansionResults),
+		Predicates: req.Predicates}
+	b, err := s.app.Composer.RAG(c.Request().Context(), r)
+	if err != nil {
+		return err
+	}
+	s.metrics.stages.WithLabelValues("rag", "total").Observe(b.ElapsedMs / 1e3)
 	return c.JSON(http.StatusOK, b)
 }

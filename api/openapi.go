@@ -115,6 +115,14 @@ var injectSchema = obj(nil, map[string]any{"deliveryId": str, "orgId": str, "ses
 	"observationIds": strs, "state": str, "enqueuedAt": str, "deliveredAt": str, "attempts": integ})
 
 var schemas = map[string]any{
+	"RAGRequest": obj([]string{"queryText"}, map[string]any{
+		"identity": obj(nil, map[string]any{"agentId": str, "orgId": str, "projectId": str, "sessionId": str}),
+		"scope":    obj(nil, map[string]any{"orgId": str, "projectId": str}), "queryText": str, "budgetTokens": integ, "topK": integ,
+		"maxTraversalDepth": map[string]any{"type": "integer", "default": 2}, "maxExpansionResults": map[string]any{"type": "integer", "default": 10}, "predicates": strs}),
+	"RAGResponse": obj(nil, map[string]any{"block": str,
+		"semantic":     map[string]any{"type": "array", "items": obj(nil, map[string]any{"kind": str, "id": str, "content": str, "score": num})},
+		"expanded":     map[string]any{"type": "array", "items": obj(nil, map[string]any{"node": str, "predicate": str, "origin": str, "score": num})},
+		"actualTokens": integ}),
 	"PredicateConfig": obj(nil, map[string]any{"mode": map[string]any{"type": "string", "enum": []string{"open", "strict"}}, "allowed": strs}),
 	"ClaimRequest": obj([]string{"workerId", "projectId"}, map[string]any{"workerId": str, "leaseSeconds": integ, "orgId": str, "projectId": str, "agentId": str,
 		"workType": str, "queryText": str, "workItem": obj(nil, map[string]any{"identifier": str, "issueId": str, "title": str, "description": str}),

@@ -80,6 +80,8 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodGet, path: "/v1/admin/in-session-config", minRole: engine.RoleOperator, summary: "The in-session injector's configuration.", response: "InSessionConfig", status: 200, h: s.handleGetInSession},
 		{method: http.MethodPut, path: "/v1/admin/in-session-config", minRole: engine.RoleOperator, summary: "Replace the in-session injector's configuration.", request: "InSessionConfig", response: "InSessionConfig", status: 200, h: s.handlePutInSession},
 
+		{method: http.MethodPost, path: "/v1/context/rag", minRole: engine.RoleAgent, summary: "Graph RAG: hybrid search over observations and nodes, then expansion over chosen predicates.",
+			request: "RAGRequest", response: "RAGResponse", status: 200, h: s.handleRAG},
 		{method: http.MethodPost, path: "/v1/context/graph", minRole: engine.RoleAgent, summary: "The ## Knowledge Graph Triplets block of a query (buildGraphContextBlock).",
 			request: "GraphContextRequest", response: "GraphContextResponse", status: 200, h: s.handleGraphContext},
 	}

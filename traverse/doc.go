@@ -23,7 +23,9 @@
 //
 //	seedScore(origin) × hopDecay^(hop-1) × edgeWeight × mean(nodeWeight(src), nodeWeight(dst))
 //
-// with the best origin and hop for the edge. Depth 0 keeps only edges whose
+// with the best origin and hop for the edge. Options.Rels restricts the
+// walk to chosen relationships (the capped adjacency is then filtered:
+// other edges are neither followed nor offered). Depth 0 keeps only edges whose
 // two endpoints are both seeds (scored as hop 1). Candidates are ranked by
 // importance descending, ties by lower edge id.
 //

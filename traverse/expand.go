@@ -114,6 +114,9 @@ func (sc *scratch) expand(v *engine.View, seeds []Seed, o Options, dst []Candida
 		for _, f := range sc.frontier {
 			cand := f.reach * o.HopDecay
 			for _, in := range top(v, f.node, o.MaxFanout) {
+				if !relOK(o.Rels, in.Rel) {
+					continue
+				}
 				w := in.Other()
 				sl := &sc.slots[w]
 				if sl.epoch != ep {
@@ -144,11 +147,19 @@ func (sc *scratch) expand(v *engine.View, seeds []Seed, o Options, dst []Candida
 		sl := &sc.slots[n]
 		wn := v.NodeWeight(n)
 		for _, in := range top(v, n, o.MaxFanout) {
+			if !relOK(o.Rels, in.Rel) {
+				continue
+			}
 			imp := sl.reach * in.Weight * (wn + v.NodeWeight(in.Other())) / 2
 			dst = sc.offer(dst, n, in, imp, sl.hop+1)
 		}
 	}
 	return dst
+}
+
+// relOK reports whether the walk may follow relationship r.
+func relOK(rels []bool, r uint32) bool {
+	return rels == nil || (int(r) < len(rels) && rels[r])
 }
 
 // top is the prefix of n's ranked edges the walk may use.
@@ -168,7 +179,7 @@ func (sc *scratch) seedEdges(v *engine.View, o Options, dst []Candidate) []Candi
 		sl := &sc.slots[n]
 		wn := v.NodeWeight(n)
 		for _, in := range top(v, n, o.MaxFanout) {
-			if sc.slots[in.Other()].epoch != ep {
+			if sc.slots[in.Other()].epoch != ep || !relOK(o.Rels, in.Rel) {
 				continue
 			}
 			imp := sl.reach * in.Weight * (wn + v.NodeWeight(in.Other())) / 2

@@ -289,3 +289,35 @@ func BenchmarkExpand_Hubs(b *testing.B) {
 		})
 	}
 }
+
+func TestExpandRelationshipFilter(t *testing.T) {
+	s := openStore(t)
+	_, err := s.Import(context.Background(), ten, []engine.TripletInput{
+		{Source: "error:timeout", Relationship: "caused_by", Target: "tool:http"},
+		{Source: "error:timeout", Relationship: "resolved_by", Target: "fix:retry"},
+		{Source: "error:timeout", Relationship: "in_session", Target: "ses_1"},
+		{Source: "fix:retry", Relationship: "learned_from", Target: "ses_1"},
+		{Source: "fix:retry", Relationship: "related_to", Target: "backoff"},
+	}, engine.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.View(func(v *engine.View) error {
+		rels := make([]bool, 16)
+		for _, name := range []string{"caused_by", "resolved_by", "related_to"} {
+			id, _ := v.RelID(name)
+			rels[id] = true
+		}
+		seed, _ := v.Lookup(ten, "error:timeout")
+		got := Expand(v, []Seed{{seed, 1}}, Options{Rels: rels}, nil)
+		var names []string
+		for _, c := range got {
+			names = append(names, v.RelName(c.Rel))
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, []string{"caused_by", "related_to", "resolved_by"}) {
+			t.Fatalf("filtered walk met %v", names)
+		}
+		return nil
+	})
+}

@@ -14,6 +14,10 @@ type Options struct {
 	MaxVisited int
 	// HopDecay multiplies the score per extra hop, in (0,1] (default 0.5).
 	HopDecay float64
+	// Rels, when set, restricts the walk to edges whose relationship id r
+	// has Rels[r] true (Graph RAG's chosen predicates); nil walks every
+	// edge.
+	Rels []bool
 }
 
 // DepthZero asks for depth 0 (only edges between seeds), since a zero Depth

@@ -1,0 +1,323 @@
+package compose
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/index"
+	"github.com/kgctx/kgctx/policy"
+	"github.com/kgctx/kgctx/traverse"
+)
+
+// Graph RAG block headers and preface (the reference's Result Assembly).
+const (
+	RAGSemanticHeader = "## Semantic Context (RAG)"
+	RAGExpandedHeader = "## Graph-Expanded Context"
+	RAGPreface        = "The following related items were discovered through knowledge graph traversal:"
+)
+
+// DefaultRAGPredicates are the predicates phase 2 follows by default.
+var DefaultRAGPredicates = []string{"related_to", "resolved_by", "caused_by", "similar_to"}
+
+// RAG request defaults and limits.
+const (
+	DefaultTraversalDepth   = 2
+	DefaultExpansionResults = 10
+	DefaultRAGTopK          = 5
+	MaxExpansionResults     = 100
+)
+
+// RAGRequest is a Graph RAG query.
+type RAGRequest struct {
+	Identity            policy.Identity
+	Scope               engine.Tenant
+	QueryText           string
+	BudgetTokens        int
+	TopK                int // phase-1 results (default 5)
+	MaxTraversalDepth   int // 1..4 (default 2)
+	MaxExpansionResults int // 1..100 (default 10)
+	Predicates          []string
+}
+
+// Validate applies defaults and checks ranges.
+func (r *RAGRequest) Validate() error {
+	if r.BudgetTokens == 0 {
+		r.BudgetTokens = DefaultBudgetTokens
+	}
+	if r.TopK == 0 {
+		r.TopK = DefaultRAGTopK
+	}
+	if r.MaxTraversalDepth == 0 {
+		r.MaxTraversalDepth = DefaultTraversalDepth
+	}
+	if r.MaxExpansionResults == 0 {
+		r.MaxExpansionResults = DefaultExpansionResults
+	}
+	if r.Predicates == nil {
+		r.Predicates = DefaultRAGPredicates
+	}
+	g := GraphRequest{Scope: r.Scope, QueryText: r.QueryText, BudgetTokens: r.BudgetTokens, TopK: r.TopK, Depth: r.MaxTraversalDepth}
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case r.MaxTraversalDepth < 1:
+		return fmt.Errorf("%w: maxTraversalDepth %d is outside 1..%d", ErrInvalidRequest, r.MaxTraversalDepth, traverse.MaxDepth)
+	case r.MaxExpansionResults < 1 || r.MaxExpansionResults > MaxExpansionResults:
+		return fmt.Errorf("%w: maxExpansionResults %d is outside 1..%d", ErrInvalidRequest, r.MaxExpansionResults, MaxExpansionResults)
+	case len(r.Predicates) == 0 || len(r.Predicates) > 64:
+		return fmt.Errorf("%w: predicates must list 1 to 64 relationships", ErrInvalidRequest)
+	}
+	for _, p := range r.Predicates {
+		if engine.NormalizeRelationship(p) == "" {
+			return fmt.Errorf("%w: predicates: %q is not a relationship name", ErrInvalidRequest, p)
+		}
+	}
+	return nil
+}
+
+// RAGSemantic is a phase-1 hit.
+type RAGSemantic struct {
+	Kind    string  `json:"kind"` // "observation" or "node"
+	ID      string  `json:"id"`
+	Content string  `json:"content"`
+	Score   float64 `json:"score"`
+}
+
+// RAGExpanded is a phase-2 discovery: node, reached via predicate from
+// origin.
+type RAGExpanded struct {
+	Node      string  `json:"node"`
+	Predicate string  `json:"predicate"`
+	Origin    string  `json:"origin"`
+	Score     float64 `json:"score"`
+	NodeID    string  `json:"nodeId"`
+	OriginID  string  `json:"originId"`
+}
+
+// RAGBlock is a Graph RAG answer.
+type RAGBlock struct {
+	Block        string        `json:"block"`
+	Semantic     []RAGSemantic `json:"semantic"`
+	Expanded     []RAGExpanded `json:"expanded"`
+	ActualTokens int           `json:"actualTokens"`
+	ElapsedMs    float64       `json:"elapsedMs"`
+}
+
+// RAG answers a Graph RAG query: phase 1 is the hybrid search over the
+// scope's observations and nodes; phase 2 expands from each node hit, up
+// to MaxTraversalDepth hops over the chosen predicates only, scored like
+// the graph block (seed score, hop decay, edge and node weights), both ends
+// of each step Cedar-checked. Everything is rendered as the reference does
+// and fits BudgetTokens (entries that do not fit are skipped).
+func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
+	start := time.Now()
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	out := &RAGBlock{Semantic: []RAGSemantic{}, Expanded: []RAGExpanded{}}
+	sc := c.scratch()
+	defer c.pool.Put(sc)
+	var nodeHits []uint32
+	err := c.Store.View(func(v *engine.View) error {
+		var err error
+		if sc.qv, err = c.Index.Embed(ctx, sc.qv, req.QueryText); err != nil {
+			return err
+		}
+		pr := c.PEP.NewRequest(req.Identity, policy.VerbRead)
+		defer pr.Release()
+		allowNode := func(n uint32) bool {
+			t := v.NodeTenant(n)
+			return pr.Allow(uint64(n), policy.Resource{Kind: policy.GraphNode, ID: v.NodeID(n), OrgID: t.Org, ProjectID: t.Project, Type: v.NodeType(n)})
+		}
+		// Phase 1: observations and nodes, fused scores, Cedar-checked.
+		var obsIDs []uint32
+		var obsScores []float64
+		if allow := v.ScopeObservations(req.Scope); allow != nil {
+			hits, _, err := c.Index.SearchObservations(ctx, nil, index.Query{Text: req.QueryText, Org: req.Scope.Org,
+				Project: req.Scope.Project, Allow: allow, K: req.TopK, Vector: sc.qv})
+			if err != nil {
+				return err
+			}
+			opr := c.PEP.NewRequest(req.Identity, policy.VerbRead)
+			defer opr.Release()
+			for _, h := range hits {
+				t := v.ObsTenant(h.ID)
+				if opr.Allow(uint64(h.ID), policy.Resource{Kind: policy.Observation, ID: v.ObsID(h.ID), OrgID: t.Org, ProjectID: t.Project}) {
+					obsIDs = append(obsIDs, h.ID)
+					obsScores = append(obsScores, h.Score)
+				}
+			}
+		}
+		contents, err := c.Store.ObservationContents(obsIDs)
+		if err != nil {
+			return err
+		}
+		for i, id := range obsIDs {
+			if contents[i] != "" {
+				out.Semantic = append(out.Semantic, RAGSemantic{Kind: "observation", ID: v.ObsID(id), Content: contents[i], Score: obsScores[i]})
+			}
+		}
+		if allow := v.ScopeNodes(req.Scope); allow != nil {
+			sc.seeds, _, err = c.Index.Search(ctx, sc.seeds, index.Query{Text: req.QueryText, Org: req.Scope.Org,
+				Project: req.Scope.Project, Allow: allow, K: req.TopK, Vector: sc.qv})
+			if err != nil {
+				return err
+			}
+			sc.tseeds = sc.tseeds[:0]
+			for _, h := range sc.seeds {
+				if !allowNode(h.ID) {
+					continue
+				}
+				nodeHits = append(nodeHits, h.ID)
+				sc.tseeds = append(sc.tseeds, traverse.Seed{Node: h.ID, Score: h.Score})
+				out.Semantic = append(out.Semantic, RAGSemantic{Kind: "node", ID: v.NodeID(h.ID), Content: nodeContent(v, h.ID), Score: h.Score})
+			}
+		}
+		slices.SortStableFunc(out.Semantic, func(a, b RAGSemantic) int {
+			switch {
+			case a.Score > b.Score:
+				return -1
+			case a.Score < b.Score:
+				return 1
+			}
+			return 0
+		})
+		// Phase 2: expansion over the chosen predicates from the node hits.
+		rels := make([]bool, 0)
+		for _, p := range req.Predicates {
+			if id, ok := v.RelID(engine.NormalizeRelationship(p)); ok {
+				for int(id) >= len(rels) {
+					rels = append(rels, false)
+				}
+				rels[id] = true
+			}
+		}
+		if len(rels) == 0 || len(sc.tseeds) == 0 {
+			return nil
+		}
+		opts := c.Expand
+		opts.Depth = req.MaxTraversalDepth
+		opts.Rels = rels
+		sc.cands = traverse.Expand(v, sc.tseeds, opts, sc.cands)
+		seeds := map[uint32]bool{}
+		for _, s := range sc.tseeds {
+			seeds[s.Node] = true
+		}
+		reached := map[uint32]bool{}
+		r := traverse.NewRanker(sc.cands)
+		for len(out.Expanded) < req.MaxExpansionResults {
+			cand, ok := r.Next()
+			if !ok {
+				break
+			}
+			node := cand.Dst
+			if node == cand.From {
+				node = cand.Src
+			}
+			if seeds[node] || reached[node] || !allowNode(node) || !allowNode(cand.From) {
+				continue
+			}
+			reached[node] = true
+			out.Expanded = append(out.Expanded, RAGExpanded{Node: Sanitize(v.NodeName(node), MaxNameRunes), Predicate: v.RelName(cand.Rel),
+				Origin: Sanitize(v.NodeName(cand.From), MaxNameRunes), Score: cand.Importance, NodeID: v.NodeID(node), OriginID: v.NodeID(cand.From)})
+		}
+		return nil
+	})
+	if err != nil {
+		c.log().Warn("graph RAG degraded to empty", "err", err, "org", req.Scope.Org)
+		return &RAGBlock{Semantic: []RAGSemantic{}, Expanded: []RAGExpanded{}, ElapsedMs: ms(time.Since(start))}, nil
+	}
+	for i := range out.Semantic {
+		if out.Semantic[i].Kind == "node" {
+			if n, err := c.Store.Node(req.Scope, out.Semantic[i].ID); err == nil && n.Description != "" {
+				out.Semantic[i].Content += ": " + n.Description
+			}
+		}
+	}
+	c.renderRAG(req.BudgetTokens*4, out)
+	out.ElapsedMs = ms(time.Since(start))
+	return out, nil
+}
+
+// nodeContent is a node's phase-1 content before its description is read:
+// its name, and its type in parentheses.
+func nodeContent(v *engine.View, n uint32) string {
+	if t := v.NodeType(n); t != "" {
+		return v.NodeName(n) + " (" + t + ")"
+	}
+	return v.NodeName(n)
+}
+
+// renderRAG lays out the block within limit code points, skip and continue,
+// keeping in out only the entries the block shows.
+func (c *Composer) renderRAG(limit int, out *RAGBlock) {
+	var b strings.Builder
+	used := 0
+	// add appends text (after its section header, when it opens the
+	// section) if the whole still fits.
+	add := func(header string, text string) bool {
+		var piece strings.Builder
+		if header != "" {
+			if used > 0 {
+				piece.WriteString("\n\n")
+			}
+			piece.WriteString(header)
+			piece.WriteByte('\n')
+		} else if used > 0 {
+			piece.WriteByte('\n')
+		}
+		piece.WriteString(text)
+		n := utf8.RuneCountInString(piece.String())
+		if used+n > limit {
+			return false
+		}
+		b.WriteString(piece.String())
+		used += n
+		return true
+	}
+	var sem []RAGSemantic
+	for _, s := range out.Semantic {
+		entry := "### [" + s.Kind + "] " + Sanitize(s.ID, MaxNameRunes) + "\n" + Sanitize(s.Content, MaxExcerptRunes)
+		header := ""
+		if len(sem) == 0 {
+			header = RAGSemanticHeader
+		}
+		if add(header, entry) {
+			sem = append(sem, s)
+		}
+	}
+	var exp []RAGExpanded
+	for _, e := range out.Expanded {
+		line := "- **" + e.Node + "** (via " + e.Predicate + " from " + e.Origin + ")"
+		header := ""
+		if len(exp) == 0 {
+			header = RAGExpandedHeader + "\n" + RAGPreface
+		}
+		if add(header, line) {
+			exp = append(exp, e)
+		}
+	}
+	out.Semantic, out.Expanded = nonNil(sem), nonNilE(exp)
+	out.Block = b.String()
+	out.ActualTokens = Tokens(out.Block)
+}
+
+func nonNil(s []RAGSemantic) []RAGSemantic {
+	if s == nil {
+		return []RAGSemantic{}
+	}
+	return s
+}
+
+func nonNilE(s []RAGExpanded) []RAGExpanded {
+	if s == nil {
+		return []RAGExpanded{}
+	}
+	return s
+}
