@@ -35,7 +35,10 @@ type AppConfig struct {
 	GraphShare float64
 	// FeedbackAlpha is the EMA rate of session feedback (default 0.2).
 	FeedbackAlpha float64
-	Logger        *slog.Logger
+	// PropagationRate and SimilarErrorScore tune the self-learning graph
+	// (defaults 0.3 and 0.75).
+	PropagationRate, SimilarErrorScore float64
+	Logger                             *slog.Logger
 }
 
 // App is the set of parts a kgctx process runs: the store, its seed index,
@@ -105,7 +108,8 @@ func OpenApp(ctx context.Context, cfg AppConfig) (*App, error) {
 	if alpha <= 0 || alpha > 1 {
 		alpha = 0.2
 	}
-	c := &compose.Composer{Store: st, Index: ix, PEP: pep, Expand: cfg.Expand, Settings: settings, GraphShare: cfg.GraphShare, Logger: log}
+	c := &compose.Composer{Store: st, Index: ix, PEP: pep, Expand: cfg.Expand, Settings: settings, GraphShare: cfg.GraphShare,
+		PropagationRate: cfg.PropagationRate, SimilarErrorScore: cfg.SimilarErrorScore, Logger: log}
 	return &App{Store: st, Index: ix, PEP: pep, Logger: log, Settings: settings, FeedbackAlpha: alpha, Composer: c,
 		Injector: compose.NewInjector(c)}, nil
 }

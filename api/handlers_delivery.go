@@ -319,3 +319,44 @@ func (s *Server) handlePutInSession(c echo.Context) error {
 	}
 	return s.handleGetInSession(c)
 }
+
+func (s *Server) handleToolResult(c echo.Context) error {
+	session, err := s.sessionAccess(c)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		OrgID     string `json:"orgId"`
+		ProjectID string `json:"projectId"`
+		AgentID   string `json:"agentId"`
+		Tool      string `json:"tool"`
+		Success   *bool  `json:"success"`
+		Error     string `json:"error"`
+		Fix       string `json:"fix"`
+	}
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	tok := token(c)
+	if req.OrgID == "" {
+		req.OrgID = tok.OrgID
+	}
+	if err := engine.ValidateID(req.OrgID); err != nil {
+		return fieldError("orgId: %v", err)
+	}
+	if err := engine.ValidateID(req.ProjectID); err != nil {
+		return fieldError("projectId: %v", err)
+	}
+	if req.Success == nil {
+		return fieldError("success is required")
+	}
+	if err := checkOrg(tok, req.OrgID, req.ProjectID); err != nil {
+		return err
+	}
+	res, err := s.app.Composer.ToolResult(c.Request().Context(), compose.ToolResult{SessionID: session,
+		Scope: engine.Tenant{Org: req.OrgID, Project: req.ProjectID}, Tool: req.Tool, Success: *req.Success, Error: req.Error, Fix: req.Fix})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, res)
+}

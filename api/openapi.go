@@ -115,6 +115,10 @@ var injectSchema = obj(nil, map[string]any{"deliveryId": str, "orgId": str, "ses
 	"observationIds": strs, "state": str, "enqueuedAt": str, "deliveredAt": str, "attempts": integ})
 
 var schemas = map[string]any{
+	"ToolResult": obj([]string{"tool", "success", "projectId"}, map[string]any{"orgId": str, "projectId": str, "agentId": str, "tool": str,
+		"success": map[string]any{"type": "boolean"}, "error": str, "fix": str}),
+	"LearnResult": obj(nil, map[string]any{"triplets": map[string]any{"type": "array", "items": obj(nil, map[string]any{"source": str, "relationship": str, "target": str})},
+		"propagated": integ}),
 	"RAGRequest": obj([]string{"queryText"}, map[string]any{
 		"identity": obj(nil, map[string]any{"agentId": str, "orgId": str, "projectId": str, "sessionId": str}),
 		"scope":    obj(nil, map[string]any{"orgId": str, "projectId": str}), "queryText": str, "budgetTokens": integ, "topK": integ,

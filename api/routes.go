@@ -74,6 +74,8 @@ func (s *Server) routeTable() []route {
 			status: 204, h: s.handleAck},
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/verb-events", minRole: engine.RoleAgent, summary: "A tool call: match memory within the latency budget and inject or queue it.",
 			request: "VerbEvent", response: "InjectionResult", status: 200, h: s.handleVerbEvent},
+		{method: http.MethodPost, path: "/v1/sessions/:sessionId/tool-results", minRole: engine.RoleAgent, summary: "A tool's outcome: learn error -> tool/session/similar errors, fixes, and confidence on success.",
+			request: "ToolResult", response: "LearnResult", status: 200, h: s.handleToolResult},
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/pending/drain", minRole: engine.RoleAgent, summary: "Return and clear the blocks queued for the next turn.",
 			response: "Pending", status: 200, h: s.handleDrain},
 		{method: http.MethodDelete, path: "/v1/sessions/:sessionId", minRole: engine.RoleAgent, summary: "Forget the session's in-memory injector state.", status: 204, h: s.handleForget},

@@ -40,7 +40,12 @@ type Composer struct {
 	// GraphShare is the share of a session block the graph part may take
 	// (default 0.4).
 	GraphShare float64
-	Logger     *slog.Logger
+	// PropagationRate scales the confidence a success propagates to the
+	// fixes of similar errors (default 0.3); SimilarErrorScore is the
+	// cosine similarity from which two errors are similar_to (default
+	// 0.75).
+	PropagationRate, SimilarErrorScore float64
+	Logger                             *slog.Logger
 
 	pool sync.Pool // *graphScratch
 

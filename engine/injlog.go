@@ -309,3 +309,34 @@ func (s *Store) SessionOrgs(session string) ([]string, error) {
 	}
 	return orgs, nil
 }
+
+// UpdateEdgeWeights moves the weight of each live edge in edges with
+// w <- (1 - alpha) w + alpha target (EMA), durably. Gone edges are skipped.
+// It returns how many edges moved.
+func (s *Store) UpdateEdgeWeights(ctx context.Context, edges []uint32, alpha, target float64) (int, error) {
+	if !(alpha > 0 && alpha <= 1) || target < 0 || target > 1 {
+		return 0, fmt.Errorf("%w: alpha %v / target %v out of range", ErrInvalidInput, alpha, target)
+	}
+	n := 0
+	_, err := s.write(ctx, func(b *batch) error {
+		seen := map[uint32]bool{}
+		for _, e := range edges {
+			if seen[e] || int(e) >= len(b.g.edges) || !b.g.edges[e].live {
+				continue
+			}
+			seen[e] = true
+			p := &pedge{id: e, rec: b.g.edges[e], dirty: true}
+			p.rec.weight = (1-alpha)*p.rec.weight + alpha*target
+			b.edgeList = append(b.edgeList, p)
+		}
+		n = len(b.edgeList)
+		if n == 0 {
+			return errNothing
+		}
+		return b.loadEdgeMeta()
+	}, time.Now(), true)
+	if err == errNothing {
+		return 0, nil
+	}
+	return n, err
+}

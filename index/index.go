@@ -306,3 +306,31 @@ func (ix *Index) ObsLen() int { return ix.obs.vec.Len() }
 // Graph exposes the nodes' HNSW graph (benchmarks, diagnostics); read-only
 // use.
 func (ix *Index) Graph() *hnsw.Graph { return ix.nodes.vec }
+
+// NodeVector is the vector a node with this name, type and description
+// gets (what the store's vectorizer computes), for comparing a would-be
+// node with the indexed ones.
+func (ix *Index) NodeVector(ctx context.Context, name, typ, desc string) ([]float32, error) {
+	vs, err := NewVectorizer(ix.emb).Vectorize(ctx, []*engine.NodeDoc{{Name: name, Type: typ, Description: desc}})
+	if err != nil {
+		return nil, err
+	}
+	return vs[0], nil
+}
+
+// SimilarNodes returns up to k nodes of allow whose vectors have a cosine
+// similarity of at least minSim with v, most similar first (Score is the
+// similarity).
+func (ix *Index) SimilarNodes(v []float32, allow *roaring.Bitmap, k int, minSim float64) []fuse.Ranked {
+	if allow == nil || allow.IsEmpty() || k <= 0 {
+		return nil
+	}
+	hits := ix.nodes.vec.Search(nil, v, k, hnsw.SearchOptions{Allow: allow})
+	out := make([]fuse.Ranked, 0, len(hits))
+	for _, h := range hits {
+		if sim := 1 - float64(h.Distance); sim >= minSim {
+			out = append(out, fuse.Ranked{ID: h.ID, Score: sim})
+		}
+	}
+	return out
+}

@@ -16,6 +16,7 @@ type tuning struct {
 	maxFanout, maxVisited       int
 	hopDecay                    float64
 	graphShare, feedbackAlpha   float64
+	propagation, similarError   float64
 }
 
 func (t *tuning) register(fs *flag.FlagSet) {
@@ -27,6 +28,8 @@ func (t *tuning) register(fs *flag.FlagSet) {
 	fs.Float64Var(&t.hopDecay, "hop-decay", traverse.DefaultHopDecay, "score factor per extra hop, in (0,1]")
 	fs.Float64Var(&t.graphShare, "graph-share", compose.DefaultGraphShare, "share of a session block the graph may take, in (0,1]")
 	fs.Float64Var(&t.feedbackAlpha, "feedback-alpha", 0.2, "EMA rate of session feedback, in (0,1]")
+	fs.Float64Var(&t.propagation, "propagation-rate", compose.DefaultPropagationRate, "confidence a success propagates to fixes of similar errors (x 0.1), in (0,1]")
+	fs.Float64Var(&t.similarError, "similar-error-score", compose.DefaultSimilarErrorScore, "cosine similarity from which two errors are similar_to, in (0,1]")
 }
 
 func (t *tuning) apply(cfg *api.AppConfig) error {
@@ -35,9 +38,12 @@ func (t *tuning) apply(cfg *api.AppConfig) error {
 	if err := cfg.Expand.Validate(); err != nil {
 		return err
 	}
-	if !(t.graphShare > 0 && t.graphShare <= 1) || !(t.feedbackAlpha > 0 && t.feedbackAlpha <= 1) {
-		return errors.New("--graph-share and --feedback-alpha must be in (0,1]")
+	for _, v := range []float64{t.graphShare, t.feedbackAlpha, t.propagation, t.similarError} {
+		if !(v > 0 && v <= 1) {
+			return errors.New("--graph-share, --feedback-alpha, --propagation-rate and --similar-error-score must be in (0,1]")
+		}
 	}
 	cfg.GraphShare, cfg.FeedbackAlpha = t.graphShare, t.feedbackAlpha
+	cfg.PropagationRate, cfg.SimilarErrorScore = t.propagation, t.similarError
 	return cfg.Index.Validate()
 }
