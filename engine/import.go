@@ -117,6 +117,8 @@ func (s *Store) Import(ctx context.Context, t Tenant, in []TripletInput, o Impor
 			}
 			src := b.node(srcT, tr.Source, tr.SourceType, tr.SourceDescription, tr.SourceVector, tr.SourceAliases)
 			dst := b.node(dstT, tr.Target, tr.TargetType, tr.TargetDescription, tr.TargetVector, tr.TargetAliases)
+			src.setWeight(b, tr.SourceWeight)
+			dst.setWeight(b, tr.TargetWeight)
 			b.edge(home, src, b.rawRel(tr.Relationship), dst, tr.Weight, tr.Provenance)
 		}
 		if err := b.vectorize(ctx); err != nil {
@@ -304,6 +306,14 @@ func (b *batch) resolve(tid uint32, name string) *pnode {
 		b.nodeList = append(b.nodeList, p)
 	}
 	return p
+}
+
+// setWeight sets the node's weight when the input names one.
+func (p *pnode) setWeight(b *batch, w *float64) {
+	if w != nil && *w != p.rec.weight {
+		p.rec.weight = *w
+		p.touch(b)
+	}
 }
 
 // alias records name as a surface form of the node (if new and room).

@@ -24,7 +24,11 @@ type TripletInput struct {
 
 	// Weight, when set, is the edge weight in [0,1]; nil means "keep the
 	// current weight" (0.5 for a new edge).
-	Weight     *float64    `json:"weight,omitempty"`
+	Weight *float64 `json:"weight,omitempty"`
+	// SourceWeight / TargetWeight, when set, are the endpoints' node
+	// weights (an export carries them so that an import restores them).
+	SourceWeight *float64   `json:"sourceWeight,omitempty"`
+	TargetWeight *float64   `json:"targetWeight,omitempty"`
 	Provenance *Provenance `json:"provenance,omitempty"`
 
 	// SourceVector / TargetVector replace the built-in embedding of that

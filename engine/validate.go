@@ -99,10 +99,12 @@ func ValidateTriplet(t *TripletInput, lim Limits, dim int) error {
 	if err := checkText("targetDescription", t.TargetDescription, lim.MaxDescriptionBytes); err != nil {
 		return err
 	}
-	if t.Weight != nil {
-		w := *t.Weight
-		if math.IsNaN(w) || w < 0 || w > 1 {
-			return fmt.Errorf("weight %v is outside [0,1]", w)
+	for _, f := range [...]struct {
+		name string
+		w    *float64
+	}{{"weight", t.Weight}, {"sourceWeight", t.SourceWeight}, {"targetWeight", t.TargetWeight}} {
+		if f.w != nil && (math.IsNaN(*f.w) || *f.w < 0 || *f.w > 1) {
+			return fmt.Errorf("%s %v is outside [0,1]", f.name, *f.w)
 		}
 	}
 	if err := checkVector("sourceVector", t.SourceVector, dim); err != nil {

@@ -15,14 +15,16 @@ import (
 
 	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/tripletio"
 )
 
 type graphFlags struct {
-	fs      *flag.FlagSet
-	data    *string
-	org     *string
-	project *string
-	json    *bool
+	fs         *flag.FlagSet
+	data       *string
+	org        *string
+	project    *string
+	json       *bool
+	positional []string
 }
 
 func newGraphFlags(name string, stderr io.Writer) *graphFlags {
@@ -51,7 +53,8 @@ func (g *graphFlags) tenant(required bool) (engine.Tenant, error) {
 // open parses args, checks --org/--project (required or not) and opens the
 // data directory. The caller closes the App.
 func (g *graphFlags) open(ctx context.Context, args []string, required bool, stderr io.Writer) (*api.App, engine.Tenant, error) {
-	if _, err := parse(g.fs, args); err != nil {
+	var err error
+	if g.positional, err = parse(g.fs, args); err != nil {
 		return nil, engine.Tenant{}, err
 	}
 	t, err := g.tenant(required)
@@ -70,7 +73,7 @@ func writeJSON(w io.Writer, v any) error {
 
 func cmdGraph(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("graph: name a subcommand: status, stats, query or clear")
+		return errors.New("graph: name a subcommand: status, stats, query, clear, add, export or import")
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
@@ -82,8 +85,14 @@ func cmdGraph(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return graphQuery(ctx, args, stdout, stderr)
 	case "clear":
 		return graphClear(ctx, args, stdout, stderr)
+	case "add":
+		return graphAdd(ctx, args, stdout, stderr)
+	case "export":
+		return graphExport(ctx, args, stdout, stderr)
+	case "import":
+		return graphImport(ctx, args, stdout, stderr)
 	}
-	return fmt.Errorf("graph: unknown subcommand %q (status, stats, query, clear)", sub)
+	return fmt.Errorf("graph: unknown subcommand %q (status, stats, query, clear, add, export, import)", sub)
 }
 
 type statusJSON struct {
@@ -242,5 +251,122 @@ func graphClear(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return writeJSON(stdout, map[string]int{"nodesDeleted": nodes, "triplesDeleted": edges})
 	}
 	fmt.Fprintf(stdout, "cleared %s/%s: %d nodes and %d triples deleted\n", t.Org, t.Project, nodes, edges)
+	return nil
+}
+
+func graphAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	g := newGraphFlags("add", stderr)
+	subj := g.fs.String("subject", "", "subject name (required)")
+	pred := g.fs.String("predicate", "", "predicate (required)")
+	obj := g.fs.String("object", "", "object name (required)")
+	weight := g.fs.Float64("weight", -1, "edge weight in [0,1] (default: keep, 0.5 for a new edge)")
+	app, t, err := g.open(ctx, args, true, stderr)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	in := engine.TripletInput{Source: *subj, Relationship: *pred, Target: *obj}
+	if *weight >= 0 {
+		in.Weight = weight
+	}
+	preds, err := app.Settings.Predicates(t)
+	if err != nil {
+		return err
+	}
+	res, err := app.Store.Import(ctx, t, []engine.TripletInput{in}, engine.ImportOptions{AllowCrossOrg: true, Relationships: preds.Set()})
+	if err != nil {
+		return err
+	}
+	if *g.json {
+		return writeJSON(stdout, res)
+	}
+	if res.EdgesCreated == 1 {
+		fmt.Fprintf(stdout, "added %s -> %s -> %s\n", in.Source, engine.NormalizeRelationship(in.Relationship), in.Target)
+	} else {
+		fmt.Fprintf(stdout, "merged into the existing %s -> %s -> %s\n", in.Source, engine.NormalizeRelationship(in.Relationship), in.Target)
+	}
+	return nil
+}
+
+// graphExport writes the project's triplets as NDJSON (to FILE, or standard
+// output), in the form graph import and kgctx import read back.
+func graphExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	g := newGraphFlags("export", stderr)
+	app, t, err := g.open(ctx, args, true, stderr)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	w := stdout
+	pos := g.positional
+	if len(pos) > 1 {
+		return errors.New("graph export: at most one FILE")
+	}
+	var f *os.File
+	if len(pos) == 1 && pos[0] != "-" {
+		if f, err = os.Create(pos[0]); err != nil {
+			return err
+		}
+		w = f
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	enc := tripletio.NewEncoder(bw)
+	n := 0
+	err = app.Store.ExportTriplets(t, func(in *engine.TripletInput) error {
+		n++
+		return enc.Encode(in)
+	})
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if f != nil {
+		if *g.json {
+			return writeJSON(stdout, map[string]any{"exported": n, "file": pos[0]})
+		}
+		fmt.Fprintf(stdout, "exported %d triples to %s\n", n, pos[0])
+	}
+	return nil
+}
+
+// graphImport reads FILEs (any import format, NDJSON exports included) into
+// the project, like kgctx import with the graph command's flags.
+func graphImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	g := newGraphFlags("import", stderr)
+	app, t, err := g.open(ctx, args, true, stderr)
+	if err != nil {
+		return err
+	}
+	if len(g.positional) == 0 {
+		app.Close()
+		return errors.New("graph import: name at least one FILE")
+	}
+	files := make([]tripletio.File, len(g.positional))
+	for i, p := range g.positional {
+		files[i] = tripletio.File{Path: p}
+	}
+	preds, err := app.Settings.Predicates(t)
+	if err != nil {
+		app.Close()
+		return err
+	}
+	res, err := tripletio.Load(ctx, app.Store, t, files, tripletio.LoadOptions{AllowCrossOrg: true, Relationships: preds.Set()})
+	if cerr := app.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if *g.json {
+		return writeJSON(stdout, res)
+	}
+	fmt.Fprintf(stdout, "imported %d triples: %d nodes and %d edges created, %d merged\n", res.Accepted, res.NodesCreated, res.EdgesCreated, res.EdgesMerged)
 	return nil
 }

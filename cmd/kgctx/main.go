@@ -21,7 +21,7 @@ Usage:
   kgctx serve   [--data DIR] [--addr HOST:PORT] [--sync] [--admin-token T]
   kgctx import  FILE... --org ORG --project PROJECT [--format auto|json|jsonl|tsv|csv|spo|nt]
                 [--data DIR | --server URL --token T]
-  kgctx graph   status|stats|query|clear [--data DIR] [--org ORG --project PROJECT] [--json]
+  kgctx graph   status|stats|query|clear|add|export|import [--data DIR] [--org ORG --project PROJECT] [--json]
   kgctx context --org ORG --project PROJECT --query TEXT [--budget N] [--top-k N] [--depth N] [--json]
   kgctx token   create --org ORG --agent AGENT --role ROLE [--project P]... [--data DIR]
   kgctx bench   [fb15k|synthetic|hnsw|session|insession] [--nodes N] [--edges N] [--queries N] [--json]
