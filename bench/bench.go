@@ -23,7 +23,7 @@ import (
 )
 
 // Scenarios lists the scenario names Run knows.
-var Scenarios = []string{"fb15k", "synthetic", "hnsw", "session", "insession"}
+var Scenarios = []string{"fb15k", "synthetic", "hnsw", "session", "insession", "rag"}
 
 // Config is one run. Zero fields mean defaults.
 type Config struct {
@@ -118,6 +118,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return runSession(ctx, cfg)
 	case "insession":
 		return runInSession(ctx, cfg)
+	case "rag":
+		return runRAG(ctx, cfg)
 	}
 	return nil, fmt.Errorf("%w: %q (want one of %v)", ErrUnknownScenario, cfg.Scenario, Scenarios)
 }

@@ -170,13 +170,13 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	lat := func(name string, l *Latency) {
 		if l != nil {
-			fmt.Fprintf(w, "%-17s p50 %.3f ms  p95 %.3f ms  p99 %.3f ms  max %.3f ms  (%d blocks)\n", name+":", l.P50, l.P95, l.P99, l.Max, l.N)
+			fmt.Fprintf(w, "%-17s p50 %.3f ms  p95 %.3f ms  p99 %.3f ms  max %.3f ms  (%d requests)\n", name+":", l.P50, l.P95, l.P99, l.Max, l.N)
 		}
 	}
-	lat("block in-process", r.InProcess)
-	lat("block over HTTP", r.HTTP)
+	lat("in process", r.InProcess)
+	lat("over HTTP", r.HTTP)
 	if t := r.Throughput; t != nil {
-		fmt.Fprintf(w, "HTTP throughput:  %.0f blocks/s with %d workers (%d blocks in %.2f s)\n", t.BlocksPerSec, t.Workers, t.Blocks, t.Seconds)
+		fmt.Fprintf(w, "HTTP throughput:  %.0f requests/s with %d workers (%d requests in %.2f s)\n", t.BlocksPerSec, t.Workers, t.Blocks, t.Seconds)
 	}
 	if b := r.Blocks; b != nil {
 		fmt.Fprintf(w, "blocks:           %d non-empty, %.1f triplets, %.0f tokens, %.0f candidates on average\n", b.NonEmpty, b.MeanTriplets, b.MeanTokens, b.MeanCandidates)

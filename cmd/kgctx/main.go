@@ -24,7 +24,7 @@ Usage:
   kgctx graph   status|stats|query|clear|add|export|import [--data DIR] [--org ORG --project PROJECT] [--json]
   kgctx context --org ORG --project PROJECT --query TEXT [--budget N] [--top-k N] [--depth N] [--json]
   kgctx token   create --org ORG --agent AGENT --role ROLE [--project P]... [--data DIR]
-  kgctx bench   [fb15k|synthetic|hnsw|session|insession] [--nodes N] [--edges N] [--queries N] [--json]
+  kgctx bench   [fb15k|synthetic|hnsw|session|insession|rag] [--nodes N] [--edges N] [--queries N] [--json]
 
 Run "kgctx COMMAND -h" for a command's flags.
 `
