@@ -13,6 +13,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
 )
 
 func openMem(t testing.TB, opts Options) *Index {
@@ -56,13 +57,17 @@ func ids(hits []Hit) []uint32 {
 
 var acme = Filter{Org: "acme", Project: "web"}
 
-// eachScopeMode runs f with each tenant-restriction shape of scopedQuery:
-// chosen per search, forced filter, forced conjunction.
+// eachScopeMode runs f with the tenant restriction as chosen per segment
+// (none in segments entirely inside the tenant) and forced on every match.
 func eachScopeMode(t *testing.T, f func(t *testing.T)) {
-	for mode, name := range []string{"auto", "filter", "conjunction"} {
+	for _, force := range []bool{false, true} {
+		name := "auto"
+		if force {
+			name = "filter"
+		}
 		t.Run(name, func(t *testing.T) {
-			defer func(old int) { scopeMode = old }(scopeMode)
-			scopeMode = mode
+			defer func(old bool) { forceTenantFilter = old }(forceTenantFilter)
+			forceTenantFilter = force
 			f(t)
 		})
 	}
@@ -202,7 +207,9 @@ func TestBM25Ranking(t *testing.T) {
 	}
 
 	// And bleve says so: the explanation names the bm25 model.
-	req := bleve.NewSearchRequestOptions(buildQuery("needle", f, false), 1, 0, true)
+	mq := query.NewMatchQuery("needle")
+	mq.SetField(fieldDesc)
+	req := bleve.NewSearchRequestOptions(mq, 1, 0, true)
 	res, err := ix.bi.Search(req)
 	if err != nil {
 		t.Fatal(err)
@@ -221,19 +228,19 @@ func TestFilterDoesNotScore(t *testing.T) {
 		Doc{ID: 2, Org: "o", Project: "q", Name: "Other"},
 	)
 	var ref Hit
-	defer func() { scopeMode = 0 }()
-	for _, mode := range []int{1, 2} { // filter, conjunction
-		scopeMode = mode
+	defer func() { forceTenantFilter = false }()
+	for _, mode := range []bool{false, true} {
+		forceTenantFilter = mode
 		for _, f := range []Filter{{Org: "o", Project: "p"}, {Org: "o"}, {Org: "o", Allow: roaring.BitmapOf(1)}} {
 			h := srch(t, ix, "auth", 1, f)
 			if len(h) != 1 {
-				t.Fatalf("mode %d %+v: %v", mode, f, h)
+				t.Fatalf("mode %v %+v: %v", mode, f, h)
 			}
 			if ref == (Hit{}) {
 				ref = h[0]
 			}
 			if h[0] != ref {
-				t.Errorf("mode %d %+v: %v, want %v", mode, f, h[0], ref)
+				t.Errorf("mode %v %+v: %v, want %v", mode, f, h[0], ref)
 			}
 		}
 	}
@@ -424,7 +431,7 @@ func TestAllowFilter(t *testing.T) {
 			t.Fatal("no hits")
 		}
 
-		for _, n := range []int{0, 1, 5, allowPushdownMax, allowPushdownMax + 1, 700, 2000} {
+		for _, n := range []int{0, 1, 5, 256, 257, 700, 2000} {
 			allow := roaring.New()
 			for _, i := range rng.Perm(2000)[:n] {
 				allow.Add(uint32(i))
