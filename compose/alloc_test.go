@@ -45,11 +45,11 @@ func TestGraphBlockAllocsBounded(t *testing.T) {
 	if largeCands < 50*smallCands {
 		t.Fatalf("the large graph gives only %d candidates against %d", largeCands, smallCands)
 	}
-	const bound = 400
+	const bound = 300
 	if large > bound || small > bound {
 		t.Fatalf("a block allocates %.0f / %.0f times, over the bound of %d", small, large, bound)
 	}
-	if large > small+20 {
+	if large > small+40 {
 		t.Fatalf("allocations grow with candidates: %.0f for %d candidates vs %.0f for %d", large, largeCands, small, smallCands)
 	}
 }
