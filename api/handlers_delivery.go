@@ -87,25 +87,18 @@ func (s *Server) handleClaim(c echo.Context) error {
 		return err
 	}
 	tok := token(c)
-	if req.OrgID == "" {
-		req.OrgID = tok.OrgID
-	}
 	if err := engine.ValidateID(req.WorkerID); err != nil {
 		return fieldError("workerId: %v", err)
 	}
-	if err := engine.ValidateID(req.OrgID); err != nil {
-		return fieldError("orgId: %v", err)
+	t, err := orgProject(tok, req.OrgID, req.ProjectID)
+	if err != nil {
+		return err
 	}
-	if err := engine.ValidateID(req.ProjectID); err != nil {
-		return fieldError("projectId: %v", err)
-	}
+	req.OrgID = t.Org
 	if req.WorkType != "" {
 		if err := engine.ValidateID(req.WorkType); err != nil {
 			return fieldError("workType: %v", err)
 		}
-	}
-	if err := checkOrg(tok, req.OrgID, req.ProjectID); err != nil {
-		return err
 	}
 	if err := s.sessionOwner(tok, session, req.OrgID); err != nil {
 		return err
@@ -260,18 +253,11 @@ func (s *Server) handleVerbEvent(c echo.Context) error {
 		return fieldError("sessionId %q differs from the path's %q", ev.SessionID, session)
 	}
 	ev.SessionID = session
-	if ev.OrgID == "" {
-		ev.OrgID = tok.OrgID
-	}
-	if err := engine.ValidateID(ev.OrgID); err != nil {
-		return fieldError("orgId: %v", err)
-	}
-	if err := engine.ValidateID(ev.ProjectID); err != nil {
-		return fieldError("projectId: %v", err)
-	}
-	if err := checkOrg(tok, ev.OrgID, ev.ProjectID); err != nil {
+	t, err := orgProject(tok, ev.OrgID, ev.ProjectID)
+	if err != nil {
 		return err
 	}
+	ev.OrgID = t.Org
 	e := compose.Event{VerbEvent: ev, Identity: principal(tok, ev.AgentID, ev.OrgID, ev.ProjectID)}
 	if l, err := s.app.Store.LeaseOf(session); err == nil {
 		e.SupportsMessageInjection = l.Capability.SupportsMessageInjection
@@ -301,25 +287,6 @@ func (s *Server) handleForget(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-func (s *Server) handleGetInSession(c echo.Context) error {
-	cfg, err := s.app.Settings.InSessionConfig()
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, cfg)
-}
-
-func (s *Server) handlePutInSession(c echo.Context) error {
-	var cfg compose.InSessionConfig
-	if err := decodeJSON(c, &cfg); err != nil {
-		return err
-	}
-	if err := s.app.Settings.SetInSessionConfig(cfg); err != nil {
-		return err
-	}
-	return s.handleGetInSession(c)
-}
-
 func (s *Server) handleToolResult(c echo.Context) error {
 	session, err := s.sessionAccess(c)
 	if err != nil {
@@ -337,24 +304,15 @@ func (s *Server) handleToolResult(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	tok := token(c)
-	if req.OrgID == "" {
-		req.OrgID = tok.OrgID
-	}
-	if err := engine.ValidateID(req.OrgID); err != nil {
-		return fieldError("orgId: %v", err)
-	}
-	if err := engine.ValidateID(req.ProjectID); err != nil {
-		return fieldError("projectId: %v", err)
+	t, err := orgProject(token(c), req.OrgID, req.ProjectID)
+	if err != nil {
+		return err
 	}
 	if req.Success == nil {
 		return fieldError("success is required")
 	}
-	if err := checkOrg(tok, req.OrgID, req.ProjectID); err != nil {
-		return err
-	}
 	res, err := s.app.Composer.ToolResult(c.Request().Context(), compose.ToolResult{SessionID: session,
-		Scope: engine.Tenant{Org: req.OrgID, Project: req.ProjectID}, Tool: req.Tool, Success: *req.Success, Error: req.Error, Fix: req.Fix})
+		Scope: t, Tool: req.Tool, Success: *req.Success, Error: req.Error, Fix: req.Fix})
 	if err != nil {
 		return err
 	}

@@ -67,44 +67,6 @@ func (s *Server) handlePutPlan(c echo.Context) error {
 	return s.handleGetPlan(c)
 }
 
-func (s *Server) handleGetRecall(c echo.Context) error {
-	m, err := s.app.Settings.RecallMatrix()
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, m)
-}
-
-func (s *Server) handlePutRecall(c echo.Context) error {
-	var m compose.RecallMatrix
-	if err := decodeJSON(c, &m); err != nil {
-		return err
-	}
-	if err := s.app.Settings.SetRecallMatrix(m); err != nil {
-		return err
-	}
-	return s.handleGetRecall(c)
-}
-
-func (s *Server) handleGetBudgets(c echo.Context) error {
-	b, err := s.app.Settings.Budgets()
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, b)
-}
-
-func (s *Server) handlePutBudgets(c echo.Context) error {
-	var b compose.BudgetConfig
-	if err := decodeJSON(c, &b); err != nil {
-		return err
-	}
-	if err := s.app.Settings.SetBudgets(b); err != nil {
-		return err
-	}
-	return s.handleGetBudgets(c)
-}
-
 func (s *Server) handleAddObservations(c echo.Context) error {
 	t, err := tenant(c)
 	if err != nil {
@@ -198,20 +160,13 @@ func (s *Server) handleSessionContext(c echo.Context) error {
 		return err
 	}
 	tok := token(c)
-	if req.OrgID == "" {
-		req.OrgID = tok.OrgID
+	t, err := orgProject(tok, req.OrgID, req.ProjectID)
+	if err != nil {
+		return err
 	}
-	if err := engine.ValidateID(req.OrgID); err != nil {
-		return fieldError("orgId: %v", err)
-	}
-	if err := engine.ValidateID(req.ProjectID); err != nil {
-		return fieldError("projectId: %v", err)
-	}
+	req.OrgID = t.Org
 	if err := engine.ValidateID(req.SessionID); err != nil {
 		return fieldError("sessionId: %v", err)
-	}
-	if err := checkOrg(tok, req.OrgID, req.ProjectID); err != nil {
-		return err
 	}
 	if err := s.sessionOwner(tok, req.SessionID, req.OrgID); err != nil {
 		return err
@@ -320,4 +275,46 @@ func (s *Server) handleFeedback(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"updated": res})
+}
+
+// getConfig answers a configuration document.
+func getConfig[T any](get func() (T, error)) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v, err := get()
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, v)
+	}
+}
+
+// putConfig replaces a configuration document (set validates it), then
+// answers the stored one.
+func putConfig[T any](get func() (T, error), set func(T) error) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var v T
+		if err := decodeJSON(c, &v); err != nil {
+			return err
+		}
+		if err := set(v); err != nil {
+			return err
+		}
+		return getConfig(get)(c)
+	}
+}
+
+// orgProject fills a body's org from the token, validates org and project
+// and checks the token may act on them.
+func orgProject(tok engine.Token, org, project string) (engine.Tenant, error) {
+	if org == "" {
+		org = tok.OrgID
+	}
+	t := engine.Tenant{Org: org, Project: project}
+	if err := engine.ValidateID(t.Org); err != nil {
+		return t, fieldError("orgId: %v", err)
+	}
+	if err := engine.ValidateID(t.Project); err != nil {
+		return t, fieldError("projectId: %v", err)
+	}
+	return t, checkOrg(tok, t.Org, t.Project)
 }
