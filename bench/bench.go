@@ -185,6 +185,38 @@ func ImportSource(ctx context.Context, st *engine.Store, t engine.Tenant, src wo
 	return res, err
 }
 
+// openData opens the run's store (cfg.DataDir, or a temporary directory)
+// and imports src into it unless it holds the graph already. close closes
+// the app and removes a temporary directory.
+func openData(ctx context.Context, cfg Config, src workload.Source, rep *Report) (app *api.App, close func(), err error) {
+	dir := cfg.DataDir
+	cleanup := func() {}
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "kgctx-bench-*"); err != nil {
+			return nil, nil, err
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+	}
+	if app, err = api.OpenApp(ctx, api.AppConfig{DataDir: dir, Logger: cfg.Logger}); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	close = func() { app.Close(); cleanup() }
+	if st, _ := app.Store.Stats(Tenant); st.Triplets == 0 {
+		cfg.say("importing")
+		imp, err := ImportSource(ctx, app.Store, Tenant, src, 50_000)
+		if err != nil {
+			close()
+			return nil, nil, fmt.Errorf("import: %w", err)
+		}
+		rep.Import = &imp
+		cfg.say("imported %d triplets at %.0f/s", imp.Triplets, imp.TripletsPerSec)
+	} else {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("reused the graph already in %s (%d triplets): no import measured", dir, st.Triplets))
+	}
+	return app, close, nil
+}
+
 func runGraph(ctx context.Context, cfg Config) (*Report, error) {
 	rep := &Report{Scenario: cfg.Scenario, Machine: machine()}
 	cfg.say("loading workload %s", cfg.Scenario)
@@ -193,29 +225,11 @@ func runGraph(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	rep.Graph = wl.desc
-	dir := cfg.DataDir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "kgctx-bench-*"); err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-	}
-	app, err := api.OpenApp(ctx, api.AppConfig{DataDir: dir, Logger: cfg.Logger})
+	app, closeData, err := openData(ctx, cfg, wl.source, rep)
 	if err != nil {
 		return nil, err
 	}
-	defer app.Close()
-	if st, _ := app.Store.Stats(Tenant); st.Triplets == 0 {
-		cfg.say("importing")
-		imp, err := ImportSource(ctx, app.Store, Tenant, wl.source, 50_000)
-		if err != nil {
-			return nil, fmt.Errorf("import: %w", err)
-		}
-		rep.Import = &imp
-		cfg.say("imported %d triplets at %.0f/s", imp.Triplets, imp.TripletsPerSec)
-	} else {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("reused the graph already in %s (%d triplets): no import measured", dir, st.Triplets))
-	}
+	defer closeData()
 	rng := rand.New(rand.NewPCG(cfg.Seed, 2))
 	queries := make([]string, cfg.Queries)
 	for i := range queries {

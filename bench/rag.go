@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 
-	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/bench/workload"
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/policy"
@@ -24,29 +22,13 @@ func runRAG(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := cfg.DataDir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "kgctx-bench-*"); err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-	}
-	app, err := api.OpenApp(ctx, api.AppConfig{DataDir: dir, Logger: cfg.Logger})
+	app, closeData, err := openData(ctx, cfg, fb, rep)
 	if err != nil {
 		return nil, err
 	}
-	defer app.Close()
+	defer closeData()
 	rep.Graph = fmt.Sprintf("FB15k-237 train: %d triplets", len(fb.Triplets))
 	st, _ := app.Store.Stats(Tenant)
-	if st.Triplets == 0 {
-		cfg.say("importing")
-		imp, err := ImportSource(ctx, app.Store, Tenant, fb, 50_000)
-		if err != nil {
-			return nil, err
-		}
-		rep.Import = &imp
-		st, _ = app.Store.Stats(Tenant)
-	}
 	type pc struct {
 		name string
 		n    int

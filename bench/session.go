@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"time"
 
 	"github.com/kgctx/kgctx/api"
@@ -17,41 +16,25 @@ import (
 
 // memoryData opens a store holding FB15k-237 as the graph plus
 // cfg.Observations generated observations (importing them unless the data
-// directory has them already). The caller closes the app and calls
-// cleanup.
+// directory has them already). The caller calls cleanup (which closes the
+// app).
 func memoryData(ctx context.Context, cfg Config, rep *Report) (*api.App, *workload.FB15k, []engine.ObservationInput, func(), error) {
 	cfg.say("loading FB15k-237")
 	fb, err := workload.LoadFB15k(cfg.Datasets)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	cleanup := func() {}
-	dir := cfg.DataDir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "kgctx-bench-*"); err != nil {
-			return nil, nil, nil, nil, err
-		}
-		cleanup = func() { os.RemoveAll(dir) }
-	}
-	app, err := api.OpenApp(ctx, api.AppConfig{DataDir: dir, Logger: cfg.Logger})
+	app, cleanup, err := openData(ctx, cfg, fb, rep)
 	if err != nil {
-		cleanup()
 		return nil, nil, nil, nil, err
 	}
 	obs := workload.Observations(fb, cfg.Observations, cfg.Seed)
 	rep.Graph = fmt.Sprintf("FB15k-237 train (%d triplets) and %d generated observations", len(fb.Triplets), cfg.Observations)
 	fail := func(err error) (*api.App, *workload.FB15k, []engine.ObservationInput, func(), error) {
-		app.Close()
 		cleanup()
 		return nil, nil, nil, nil, err
 	}
-	if st, _ := app.Store.Stats(Tenant); st.Triplets == 0 {
-		cfg.say("importing the graph")
-		imp, err := ImportSource(ctx, app.Store, Tenant, fb, 50_000)
-		if err != nil {
-			return fail(err)
-		}
-		rep.Import = &imp
+	if n := app.Index.ObsLen(); n == 0 {
 		cfg.say("adding %d observations", cfg.Observations)
 		start := time.Now()
 		for i := 0; i < len(obs); i += 10_000 {
@@ -77,7 +60,6 @@ func runSession(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer cleanup()
-	defer app.Close()
 	rng := rand.New(rand.NewPCG(cfg.Seed, 3))
 	works := []string{compose.WorkBugFix, compose.WorkFeature, compose.WorkRefactor, compose.WorkChore}
 	type q struct{ text, work string }
@@ -131,7 +113,6 @@ func runInSession(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer cleanup()
-	defer app.Close()
 	rng := rand.New(rand.NewPCG(cfg.Seed, 4))
 	tools := []string{"Edit", "Read", "Bash", "Grep"}
 	n := cfg.Queries + cfg.Queries/2
