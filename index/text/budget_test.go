@@ -153,15 +153,25 @@ func TestIdentifierInSentence(t *testing.T) {
 			t.Errorf("%q: %v, want %d first", c.q, hits, c.top)
 		}
 	}
-	if got := identifierTerms("why is DecodePriceLinks slow"); !slices.Equal(got, []string{
-		"whyis", "whyisdecodepricelinks", "isdecodepricelinks", "isdecodepricelinksslow", "decodepricelinks", "decodepricelinksslow",
-	}) {
-		t.Errorf("identifierTerms: %q", got)
+	for q, want := range map[string][]string{
+		// "why" and "is" are stop words: no run through them.
+		"why is DecodePriceLinks slow":           {"decodepricelinks", "decodepricelinksslow"},
+		"fix it in the payments gateway service": {"paymentsgateway", "paymentsgatewayservice", "gatewayservice"},
+		"add tests for pkg/payments/retry":       {"addtests", "pkgpaymentsretry"},
+		"Obama's speech":                         {"obamaspeech"},
+	} {
+		var got []string
+		for _, t := range identifierTerms(q) {
+			got = append(got, t.term)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("identifierTerms(%q) = %q, want %q", q, got, want)
+		}
 	}
 }
 
-// Batches of one call are written concurrently; an id upserted twice in
-// different batches still ends with its last version.
+// An id upserted several times in one call, in different batches, ends
+// with its last version.
 func TestDuplicateAcrossBatches(t *testing.T) {
 	ix := openMem(t, Options{BatchSize: 4})
 	var docs []Doc

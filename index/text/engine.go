@@ -1,6 +1,7 @@
 package text
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -101,6 +102,15 @@ type match struct {
 // segments entirely inside the tenant.
 var forceTenantFilter = false
 
+// maxRerankTerms and maxRerankDF bound phase 2: the rarest
+// maxRerankTerms dropped terms re-rank, and only terms in at most
+// maxRerankDF of the documents (a term in more has an idf below 0.7 and
+// nearly every match has it, so it hardly reorders them).
+var (
+	maxRerankTerms = 8
+	maxRerankDF    = 0.5
+)
+
 // rerankDropped enables phase 2 (tests turn it off to compare phase 1
 // with bleve).
 var rerankDropped = true
@@ -109,6 +119,8 @@ var rerankDropped = true
 type engineScratch struct {
 	qt      queryTerms
 	kept    []int
+	isKept  []bool // by index in qt.terms
+	dropped []int
 	kt      []kterm // kept terms, then dropped ones (kt[nKept:])
 	cursors []cursor
 	pls     []segment.PostingsList
@@ -125,9 +137,9 @@ var scratchPool = sync.Pool{New: func() any { return new(engineScratch) }}
 // release drops the scratch's references into the snapshot's segments
 // and returns it to the pool.
 func (sc *engineScratch) release() {
-	clear(sc.pls)
-	clear(sc.its)
-	clear(sc.dicts)
+	clear(sc.pls[:cap(sc.pls)])
+	clear(sc.its[:cap(sc.its)])
+	clear(sc.dicts[:cap(sc.dicts)])
 	clear(sc.cursors[:cap(sc.cursors)])
 	for i := range sc.kt {
 		sc.kt[i].term = nil
@@ -249,7 +261,11 @@ func (ix *Index) run(ctx context.Context, snap *scorch.IndexSnapshot, sc *engine
 func (e *evaluation) weigh(qt *queryTerms, n uint64, card *[numTextFields]int) {
 	sc := e.sc
 	var kept [numTextFields]int
-	isKept := make(map[int]bool, len(sc.kept))
+	isKept := sc.isKept[:0]
+	for range qt.terms {
+		isKept = append(isKept, false)
+	}
+	sc.isKept = isKept
 	for _, i := range sc.kept {
 		kept[qt.terms[i].field]++
 		isKept[i] = true
@@ -277,11 +293,17 @@ func (e *evaluation) weigh(qt *queryTerms, n uint64, card *[numTextFields]int) {
 	}
 	e.nKept = len(sc.kt)
 	if rerankDropped {
+		dropped := sc.dropped[:0]
 		for i := range qt.terms {
-			if qt.terms[i].df > 0 && !isKept[i] {
-				add(i)
+			if df := qt.terms[i].df; df > 0 && !isKept[i] && float64(df) <= maxRerankDF*float64(n) {
+				dropped = append(dropped, i)
 			}
 		}
+		slices.SortFunc(dropped, func(a, b int) int { return cmp.Compare(qt.terms[a].df, qt.terms[b].df) })
+		for _, i := range dropped[:min(len(dropped), maxRerankTerms)] {
+			add(i)
+		}
+		sc.dropped = dropped
 	}
 	qnorm := 1 / math.Sqrt(sumW)
 	for i := range sc.kt {

@@ -189,6 +189,9 @@ func TestFB15k(t *testing.T) {
 //     bench/workload (one doc per node), k=30, the workload's queries. The
 //     on-disk index is kept under $KGCTX_BENCH_DATA when set;
 //     synthetic-1m runs only with KGCTX_BENCH_LARGE=1 and without -short.
+//     $KGCTX_TEXT_MAX_POSTINGS overrides the posting budget.
+//   - synthetic-100k/allow-all: with every node in Filter.Allow, as
+//     index.Index passes the scope's nodes.
 //   - 15k, 15k/allow10pct, 15k_of_150k: FB15k-237 labels and description
 //     fragments, k=10 (skipped when the dataset is absent).
 func BenchmarkText_Search(b *testing.B) {
@@ -196,6 +199,14 @@ func BenchmarkText_Search(b *testing.B) {
 	b.Run("synthetic-1m", func(b *testing.B) {
 		largeBench(b)
 		benchSynthetic(b, 1_000_000)
+	})
+	// As index.Index searches: with the scope's node bitmap as Allow.
+	b.Run("synthetic-100k/allow-all", func(b *testing.B) {
+		const n = 100_000
+		f := synthFilter
+		f.Allow = roaring.New()
+		f.Allow.AddRange(0, n)
+		benchSearch(b, openSynthetic(b, n), synthetic(n).Queries(1000), synthK, f)
 	})
 
 	var ents []fbEntity

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/document"
@@ -342,152 +340,43 @@ func (ix *Index) write(docs []Doc, deletes []uint32, key string, val []byte, wit
 	}
 
 	total := len(docs) + len(deletes)
-	if total <= ix.batchSize {
-		// One batch: the common case for incremental writes.
-		b := ix.bi.NewBatch()
-		for i := range docs {
-			if err := b.IndexAdvanced(ix.document(&docs[i])); err != nil {
-				return fmt.Errorf("text: batch: %w", err)
-			}
-		}
-		for _, id := range deletes {
-			b.Delete(docID(id))
-		}
-		if withMeta {
-			b.SetInternal(metaKey(key), encodeMeta(val))
-		}
+	done := 0
+	b := ix.bi.NewBatch()
+	ops := 0
+	flush := func() error {
 		if err := ix.bi.Batch(b); err != nil {
 			return fmt.Errorf("text: batch: %w", err)
 		}
+		b = ix.bi.NewBatch()
+		ops = 0
 		return nil
 	}
-
-	docs = lastWins(docs)
-	p := newPipeline(ix.bi, writeConcurrency)
-	b := ix.bi.NewBatch()
-	ops := 0
 	for i := range docs {
 		if err := b.IndexAdvanced(ix.document(&docs[i])); err != nil {
-			p.wait()
 			return fmt.Errorf("text: batch: %w", err)
 		}
-		if ops++; ops >= ix.batchSize {
-			if !p.submit(b) {
-				break
-			}
-			b, ops = ix.bi.NewBatch(), 0
-		}
-	}
-	if len(deletes) > 0 {
-		// Deletions apply after every upsert of the call.
-		if ops > 0 {
-			p.submit(b)
-			b, ops = ix.bi.NewBatch(), 0
-		}
-		if err := p.wait(); err != nil {
-			return err
-		}
-		p = newPipeline(ix.bi, writeConcurrency)
-		for _, id := range deletes {
-			b.Delete(docID(id))
-			if ops++; ops >= ix.batchSize {
-				if !p.submit(b) {
-					break
-				}
-				b, ops = ix.bi.NewBatch(), 0
+		ops++
+		done++
+		if ops >= ix.batchSize && done < total {
+			if err := flush(); err != nil {
+				return err
 			}
 		}
 	}
-	// The last batch (and the meta value in it) starts once every other
-	// batch of the call is durable.
-	if err := p.wait(); err != nil {
-		return err
+	for _, id := range deletes {
+		b.Delete(docID(id))
+		ops++
+		done++
+		if ops >= ix.batchSize && done < total {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
 	}
 	if withMeta {
 		b.SetInternal(metaKey(key), encodeMeta(val))
 	}
-	if ops == 0 && !withMeta {
-		return nil
-	}
-	if err := ix.bi.Batch(b); err != nil {
-		return fmt.Errorf("text: batch: %w", err)
-	}
-	return nil
-}
-
-// writeConcurrency is the number of bleve batches of one call written at
-// once. scorch analyses a batch on all cores but builds its segment (half
-// of the cost) on the calling goroutine and then waits for the fsync, so
-// two batches in flight keep two cores busy.
-var writeConcurrency = 2
-
-// pipeline runs bleve batches concurrently, at most n at a time.
-type pipeline struct {
-	bi  bleve.Index
-	sem chan struct{}
-	wg  sync.WaitGroup
-	mu  sync.Mutex
-	err error
-}
-
-func newPipeline(bi bleve.Index, n int) *pipeline {
-	return &pipeline{bi: bi, sem: make(chan struct{}, n)}
-}
-
-// submit starts writing b; it returns false (and does not start) once a
-// batch has failed.
-func (p *pipeline) submit(b *bleve.Batch) bool {
-	p.sem <- struct{}{}
-	p.mu.Lock()
-	failed := p.err != nil
-	p.mu.Unlock()
-	if failed {
-		<-p.sem
-		return false
-	}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		err := p.bi.Batch(b)
-		if err != nil {
-			p.mu.Lock()
-			if p.err == nil {
-				p.err = fmt.Errorf("text: batch: %w", err)
-			}
-			p.mu.Unlock()
-		}
-		<-p.sem
-	}()
-	return true
-}
-
-// wait waits for every submitted batch and returns the first error.
-func (p *pipeline) wait() error {
-	p.wg.Wait()
-	return p.err
-}
-
-// lastWins returns docs without the docs whose ID occurs again later (the
-// last one wins, as it would in sequential batches): batches of one call
-// are written concurrently, so no ID may be in two of them. docs is
-// returned as is when its IDs are distinct (the common case).
-func lastWins(docs []Doc) []Doc {
-	seen := roaring.New()
-	for i := range docs {
-		seen.Add(docs[i].ID)
-	}
-	if seen.GetCardinality() == uint64(len(docs)) {
-		return docs
-	}
-	out := make([]Doc, 0, seen.GetCardinality())
-	kept := roaring.New()
-	for i := len(docs) - 1; i >= 0; i-- {
-		if kept.CheckedAdd(docs[i].ID) {
-			out = append(out, docs[i])
-		}
-	}
-	slices.Reverse(out)
-	return out
+	return flush()
 }
 
 // document builds the bleve document of d. Values are copied: analyzers

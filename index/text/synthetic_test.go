@@ -206,6 +206,11 @@ func largeBench(b *testing.B) {
 // queries, k=30.
 func benchSynthetic(b *testing.B, n int) {
 	ix := openSynthetic(b, n)
+	if v, err := strconv.Atoi(os.Getenv("KGCTX_TEXT_MAX_POSTINGS")); err == nil {
+		// Compare budgets on the same index ($KGCTX_TEXT_MAX_POSTINGS).
+		defer func(old int) { ix.maxPostings = old }(ix.maxPostings)
+		ix.maxPostings = Options{MaxPostings: v}.withDefaults().MaxPostings
+	}
 	qs := synthetic(n).Queries(1000)
 	benchSearch(b, ix, qs, synthK, synthFilter)
 }
@@ -216,10 +221,6 @@ func benchSynthetic(b *testing.B, n int) {
 func BenchmarkText_UpsertSynthetic(b *testing.B) {
 	const n = 100_000
 	s := synthetic(n)
-	if c, err := strconv.Atoi(os.Getenv("KGCTX_TEXT_WRITE_CONC")); err == nil {
-		defer func(old int) { writeConcurrency = old }(writeConcurrency)
-		writeConcurrency = c
-	}
 	chunk := 10_000
 	if c, err := strconv.Atoi(os.Getenv("KGCTX_TEXT_UPSERT_CHUNK")); err == nil {
 		chunk = c
