@@ -106,7 +106,7 @@ var forceTenantFilter = false
 // maxRerankTerms dropped terms re-rank, and only terms in at most
 // maxRerankDF of the documents (a term in more has an idf below 0.7 and
 // nearly every match has it, so it hardly reorders them).
-var (
+const (
 	maxRerankTerms = 8
 	maxRerankDF    = 0.5
 )

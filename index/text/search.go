@@ -49,7 +49,8 @@ func (ix *Index) Search(dst []Hit, q string, k int, f Filter) ([]Hit, error) {
 	return ix.SearchContext(context.Background(), dst, q, k, f)
 }
 
-// SearchContext is Search with a context that cancels the search.
+// SearchContext is Search with a context that cancels the search (checked
+// every 4,096 matches).
 //
 // The query text is analysed per field (see the package documentation,
 // "Query and scoring"), and a node matches if any searched term occurs in
