@@ -448,22 +448,23 @@ func (in *Injector) match(ctx context.Context, ev Event, cfg InSessionConfig, de
 			cands = append(cands, ObsCandidate{Dense: id, Relevance: r, Weight: v.ObsWeight(id)})
 		}
 		// The path boost: metadata paths first, then the content.
-		contents, err := c.contents(cands)
-		if err != nil {
-			return err
-		}
 		pr := c.PEP.NewRequest(ev.Identity, policy.VerbRead)
 		defer pr.Release()
 		kept := cands[:0]
-		keptContents := contents[:0]
-		for i, x := range cands {
+		for _, x := range cands {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if focal != "" && pathOverlap(v.ObsPaths(x.Dense), contents[i], focal) {
-				x.Relevance = min(x.Relevance+0.2, 1)
+			if focal != "" {
+				boost, err := c.pathOverlap(v, x.Dense, focal)
+				if err != nil {
+					return err
+				}
+				if boost {
+					x.Relevance = min(x.Relevance+0.2, 1)
+				}
 			}
-			if x.Relevance < cfg.MinRelevanceScore || contents[i] == "" {
+			if x.Relevance < cfg.MinRelevanceScore || !v.ObsLive(x.Dense) {
 				continue
 			}
 			t := v.ObsTenant(x.Dense)
@@ -472,21 +473,11 @@ func (in *Injector) match(ctx context.Context, ev Event, cfg InSessionConfig, de
 			}
 			x.Score = FeedbackScore(x.Relevance, x.Weight)
 			kept = append(kept, x)
-			keptContents = append(keptContents, contents[i])
 		}
-		order := make([]int, len(kept))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortFunc(order, func(a, b int) int { return compareCandidates(kept[a], kept[b]) })
-		top := make([]ObsCandidate, 0, cfg.MaxSuggestionsPerEvent)
-		topContents := make([]string, 0, cfg.MaxSuggestionsPerEvent)
-		for _, i := range order[:min(len(order), cfg.MaxSuggestionsPerEvent)] {
-			top = append(top, kept[i])
-			topContents = append(topContents, keptContents[i])
-		}
+		SortCandidates(kept)
+		top := kept[:min(len(kept), cfg.MaxSuggestionsPerEvent)]
 		limit := cfg.BudgetTokens * 4
-		obsBlock, ids := renderObservations(v, top, topContents, limit)
+		obsBlock, ids := c.renderObservations(v, top, limit)
 		m.obsIDs = ids
 		// Graph triplets for the same text, through the same Cedar filter,
 		// with what the observations left.
@@ -549,12 +540,21 @@ func (in *Injector) filterAllow(v *engine.View, allow *roaring.Bitmap, ev Event)
 }
 
 // pathOverlap is boostByPathOverlap's test: a metadata path equal to the
-// focal path or one ending the other, else the focal path in the content.
-func pathOverlap(paths []string, content, focal string) bool {
-	for _, p := range paths {
+// focal path or one ending the other, else the focal path in the content
+// (its head in memory, the stored content when the head is cut short).
+func (c *Composer) pathOverlap(v *engine.View, d uint32, focal string) (bool, error) {
+	for _, p := range v.ObsPaths(d) {
 		if p == focal || strings.HasSuffix(focal, "/"+p) || strings.HasSuffix(p, "/"+focal) {
-			return true
+			return true, nil
 		}
 	}
-	return strings.Contains(content, focal)
+	head, truncated := v.ObsHead(d)
+	if strings.Contains(head, focal) || !truncated {
+		return strings.Contains(head, focal), nil
+	}
+	full, err := c.Store.ObservationContents([]uint32{d})
+	if err != nil {
+		return false, err
+	}
+	return strings.Contains(full[0], focal), nil
 }

@@ -27,8 +27,10 @@ const (
 	// TransferThreshold is the Jaccard similarity of tech stacks from which
 	// a project is a peer for cross-project transfer.
 	TransferThreshold = 0.7
-	// sessionCandidates is how many observations a search proposes.
-	sessionCandidates = 50
+	// sessionCandidates is how many observations a search proposes: more
+	// than a 750-token budget holds, few enough to keep the vector search
+	// narrow.
+	sessionCandidates = 24
 )
 
 // WorkItem is the work a session is about (from the platform's issue
@@ -241,10 +243,6 @@ func (c *Composer) composeSession(ctx context.Context, req SessionRequest, mem M
 		if err != nil {
 			return err
 		}
-		contents, err := c.contents(obs)
-		if err != nil {
-			return err
-		}
 		greq := GraphRequest{Identity: req.Identity, Scope: req.Scope, QueryText: out.QueryText, TopK: DefaultTopK, Depth: DefaultDepth}
 		if graphOn {
 			if err := c.prepareGraph(ctx, v, greq, sc, g); err != nil {
@@ -259,7 +257,7 @@ func (c *Composer) composeSession(ctx context.Context, req SessionRequest, mem M
 		if gUsed > 0 {
 			room -= 2 // the blank line between the parts
 		}
-		obsBlock, obsIDs = renderObservations(v, obs, contents, room)
+		obsBlock, obsIDs = c.renderObservations(v, obs, room)
 		oUsed := utf8.RuneCountInString(obsBlock)
 		if graphOn && len(g.Triplets) < g.Candidates && total-oUsed-2 > gUsed {
 			c.renderGraph(v, req.Identity, sc, g, total-oUsed-2)
@@ -378,27 +376,27 @@ func (c *Composer) observationCandidates(ctx context.Context, v *engine.View, re
 	return out, nil
 }
 
-// contents reads the candidates' contents.
-func (c *Composer) contents(cs []ObsCandidate) ([]string, error) {
-	ids := make([]uint32, len(cs))
-	for i, x := range cs {
-		ids[i] = x.Dense
-	}
-	return c.Store.ObservationContents(ids)
-}
-
 // renderObservations renders the observations block within limit code
 // points (header included), skip and continue; it returns the block and
-// the ids it holds.
-func renderObservations(v *engine.View, cs []ObsCandidate, contents []string, limit int) (string, []string) {
+// the ids it holds. Excerpts come from the content heads kept in memory;
+// the store is read only for a head too short to fill an excerpt.
+func (c *Composer) renderObservations(v *engine.View, cs []ObsCandidate, limit int) (string, []string) {
 	used := utf8.RuneCountInString(ObservationsHeader)
 	var b strings.Builder
 	var ids []string
-	for i, x := range cs {
-		if contents[i] == "" {
-			continue // deleted since the search
+	for _, x := range cs {
+		if !v.ObsLive(x.Dense) {
+			continue
 		}
-		line := ObservationLine(v.ObsID(x.Dense), contents[i], x.Weight)
+		text, truncated := v.ObsHead(x.Dense)
+		if truncated && SanitizedLen(text, MaxExcerptRunes) < MaxExcerptRunes {
+			full, err := c.Store.ObservationContents([]uint32{x.Dense})
+			if err != nil || full[0] == "" {
+				continue
+			}
+			text = full[0]
+		}
+		line := ObservationLine(v.ObsID(x.Dense), text, x.Weight)
 		n := 1 + utf8.RuneCountInString(line)
 		if used+n > limit {
 			continue

@@ -282,3 +282,27 @@ func TestCrossProjectTransfer(t *testing.T) {
 		t.Fatal("a project-limited token read a peer's observation")
 	}
 }
+
+func TestObservationExcerptFromLongContent(t *testing.T) {
+	e := newSessionEnv(t)
+	long := "retry budget " + strings.Repeat("word ", 2000)
+	// A head of whitespace: the excerpt must come from the stored content.
+	spaced := "retry budget" + strings.Repeat(" ", 3000) + "tail words after the gap"
+	ids := e.observe(t, tenA, long, spaced)
+	b, err := e.c.SessionBlock(context.Background(), sreq(WorkBugFix, "retry budget"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(b.Block, "\n")[1:] {
+		ex := l[strings.Index(l, "] ")+2 : strings.LastIndex(l, " (weight:")]
+		if n := utf8.RuneCountInString(ex); n > MaxExcerptRunes {
+			t.Fatalf("excerpt of %d runes", n)
+		}
+		if strings.Contains(l, ids[0]) && !strings.HasSuffix(ex, "…") {
+			t.Fatalf("long excerpt not cut: %q", ex)
+		}
+		if strings.Contains(l, ids[1]) && !strings.Contains(ex, "tail words after the gap") {
+			t.Fatalf("excerpt lost the text after the head: %q", ex)
+		}
+	}
+}

@@ -325,7 +325,7 @@ func (s *Store) checkStored() []error {
 			return nil
 		}
 		m := &g.obs[id]
-		if m.id != rec.id || m.tenant != rec.tenant || m.weight != rec.weight || m.session != rec.session || m.namespace != rec.namespace {
+		if m.id != rec.id || m.tenant != rec.tenant || m.weight != rec.weight || m.session != rec.session || m.namespace != rec.namespace || m.head != rec.head {
 			bad("observation %d differs between memory and disk", id)
 		}
 		return nil

@@ -56,6 +56,21 @@ const (
 	maxNamespaceBytes   = 256
 )
 
+// ObsHeadBytes is how much of an observation's content memory keeps.
+const ObsHeadBytes = 2048
+
+// headOf cuts content to ObsHeadBytes at a rune boundary (a copy).
+func headOf[S string | []byte](content S) (string, bool) {
+	if len(content) <= ObsHeadBytes {
+		return string(content), false
+	}
+	n := ObsHeadBytes
+	for n > 0 && !utf8.RuneStart(content[n]) {
+		n--
+	}
+	return string(content[:n]), true
+}
+
 // ObsDoc is the indexable state of an observation.
 type ObsDoc struct {
 	Dense     uint32
@@ -117,9 +132,13 @@ func ValidateObservation(in *ObservationInput, dim int) error {
 }
 
 type obsRec struct {
-	id        string
-	tenant    uint32
-	live      bool
+	id     string
+	tenant uint32
+	live   bool
+	// head is the content's first ObsHeadBytes (cut at a rune boundary):
+	// enough to render an excerpt without reading the record.
+	head      string
+	truncated bool // head is shorter than the content
 	weight    float64
 	session   string
 	namespace string
@@ -174,6 +193,7 @@ func decodeObs(b []byte, wantContent bool) (obsRec, string, error) {
 	if wantContent {
 		content = string(cb)
 	}
+	r.head, r.truncated = headOf(cb)
 	r.weight = d.f64()
 	r.created = d.iv()
 	r.session = d.str()
@@ -252,6 +272,7 @@ func (s *Store) AddObservations(ctx context.Context, t Tenant, in []ObservationI
 				namespace: x.Metadata.Namespace, workType: x.Metadata.WorkType,
 				paths: append([]string(nil), x.Metadata.Paths...), tags: append([]string(nil), x.Metadata.Tags...)}}
 			b.s.next.obs++
+			p.rec.head, p.rec.truncated = headOf(x.Content)
 			ids[i] = p.rec.id
 			b.obsList = append(b.obsList, p)
 			if p.vec == nil {
@@ -366,6 +387,10 @@ func (v *View) ObsID(d uint32) string { return v.g.obs[d].id }
 
 // ObsTenant is the (org, project) of observation d.
 func (v *View) ObsTenant(d uint32) Tenant { return v.g.tenants[v.g.obs[d].tenant] }
+
+// ObsHead is the start of observation d's content (read-only) and whether
+// the content goes on beyond it.
+func (v *View) ObsHead(d uint32) (string, bool) { return v.g.obs[d].head, v.g.obs[d].truncated }
 
 // ObsSession, ObsNamespace and ObsPaths are observation d's metadata
 // (read-only).

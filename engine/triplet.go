@@ -27,9 +27,9 @@ type TripletInput struct {
 	Weight *float64 `json:"weight,omitempty"`
 	// SourceWeight / TargetWeight, when set, are the endpoints' node
 	// weights (an export carries them so that an import restores them).
-	SourceWeight *float64   `json:"sourceWeight,omitempty"`
-	TargetWeight *float64   `json:"targetWeight,omitempty"`
-	Provenance *Provenance `json:"provenance,omitempty"`
+	SourceWeight *float64    `json:"sourceWeight,omitempty"`
+	TargetWeight *float64    `json:"targetWeight,omitempty"`
+	Provenance   *Provenance `json:"provenance,omitempty"`
 
 	// SourceVector / TargetVector replace the built-in embedding of that
 	// node; their length must equal the store's dimension.
