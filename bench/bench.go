@@ -23,7 +23,7 @@ import (
 )
 
 // Scenarios lists the scenario names Run knows.
-var Scenarios = []string{"fb15k", "synthetic", "hnsw", "session", "insession", "rag"}
+var Scenarios = []string{"fb15k", "synthetic", "hnsw", "session", "insession", "rag", "import"}
 
 // Config is one run. Zero fields mean defaults.
 type Config struct {
@@ -120,6 +120,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return runInSession(ctx, cfg)
 	case "rag":
 		return runRAG(ctx, cfg)
+	case "import":
+		return runImport(ctx, cfg)
 	}
 	return nil, fmt.Errorf("%w: %q (want one of %v)", ErrUnknownScenario, cfg.Scenario, Scenarios)
 }

@@ -135,6 +135,7 @@ type Report struct {
 	Machine    Machine     `json:"machine"`
 	Graph      string      `json:"graph,omitempty"`
 	Import     *Import     `json:"import,omitempty"`
+	HTTPImport *Import     `json:"httpImport,omitempty"`
 	InProcess  *Latency    `json:"inProcess,omitempty"`
 	HTTP       *Latency    `json:"http,omitempty"`
 	Throughput *Throughput `json:"httpThroughput,omitempty"`
@@ -167,6 +168,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if i := r.Import; i != nil {
 		fmt.Fprintf(w, "import:           %d triplets, %d nodes in %.2f s = %.0f triplets/s\n", i.Triplets, i.Nodes, i.Seconds, i.TripletsPerSec)
+	}
+	if i := r.HTTPImport; i != nil {
+		fmt.Fprintf(w, "server import:    %d triplets, %d nodes in %.2f s = %.0f triplets/s (NDJSON over HTTP)\n", i.Triplets, i.Nodes, i.Seconds, i.TripletsPerSec)
 	}
 	lat := func(name string, l *Latency) {
 		if l != nil {

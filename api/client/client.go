@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/tripletio"
 )
 
 // Client talks to one kgctx server with one bearer token.
@@ -96,14 +97,13 @@ func (c *Client) ImportTriplets(ctx context.Context, org, project string, ts []e
 
 // EncodeNDJSON appends ts to dst as NDJSON.
 func EncodeNDJSON(dst []byte, ts []engine.TripletInput) ([]byte, error) {
-	buf := bytes.NewBuffer(dst)
-	enc := json.NewEncoder(buf)
+	var err error
 	for i := range ts {
-		if err := enc.Encode(&ts[i]); err != nil {
+		if dst, err = tripletio.AppendNDJSON(dst, &ts[i]); err != nil {
 			return nil, err
 		}
 	}
-	return buf.Bytes(), nil
+	return dst, nil
 }
 
 // Stats returns a project's graph statistics.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/kgctx/kgctx/bench"
@@ -21,6 +22,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	datasets := fs.String("datasets", "", "shared datasets folder (default: search upwards, or $KGCTX_DATASETS)")
 	data := fs.String("data", "", "keep the store in this directory (reused when it already holds the graph); default: a temporary one")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -36,6 +38,17 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Duration: *duration, Datasets: *datasets, DataDir: *data, Observations: *observations}
 	if !*asJSON || isTerminal(os.Stderr) {
 		cfg.Progress = stderr
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	rep, err := bench.Run(ctx, cfg)
 	if err != nil {

@@ -2,7 +2,9 @@ package tripletio
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -60,4 +62,52 @@ func TestEncoder_Errors(t *testing.T) {
 	if buf.Len() != 0 {
 		t.Errorf("partial output on error: %q", buf.String())
 	}
+}
+
+// encodingJSON is the reference AppendNDJSON must match byte for byte.
+func encodingJSON(t *engine.TripletInput) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(t)
+	return buf.Bytes(), err
+}
+
+func TestAppendNDJSON_MatchesEncodingJSON(t *testing.T) {
+	odd := []string{"", "plain", "q\"uote\\", "ctl\x00\x01\x1f\x7f", "\b\f\n\r\t", "<&>", "é 東京 🚀", "bad\xffutf8\xc3", "\u2028\u2029", "\ufffd"}
+	floats := []float64{0, -0.0, 0.5, 1, 0.1 + 0.2, 1e-7, 1e-6, 123456789, 1e20, 1e21, 1e300, -2.5e-10, 5e-324}
+	rng := rand.New(rand.NewPCG(3, 4))
+	pick := func() string { return odd[rng.IntN(len(odd))] }
+	for i := range 2000 {
+		tr := engine.TripletInput{Source: pick(), Relationship: pick(), Target: pick(), SourceType: pick(), TargetDescription: pick(),
+			SourceProjectID: pick(), TargetOrgID: pick()}
+		if i%2 == 0 {
+			tr.Weight = ptr(floats[rng.IntN(len(floats))])
+			tr.TargetWeight = ptr(floats[rng.IntN(len(floats))])
+		}
+		if i%3 == 0 {
+			tr.SourceVector = []float32{float32(floats[rng.IntN(len(floats))]), float32(rng.NormFloat64()), 3.4028235e38}
+			tr.TargetAliases = []string{pick(), pick()}
+		}
+		if i%7 == 0 {
+			tr.Provenance = &engine.Provenance{SessionID: pick(), Timestamp: time.Unix(int64(i), 5).UTC()}
+		}
+		want, werr := encodingJSON(&tr)
+		got, gerr := AppendNDJSON(nil, &tr)
+		if (werr != nil) != (gerr != nil) || !bytes.Equal(got, want) {
+			t.Fatalf("%+v:\ngot  %s (%v)\nwant %s (%v)", tr, got, gerr, want, werr)
+		}
+	}
+}
+
+func FuzzAppendNDJSON(f *testing.F) {
+	f.Add("a", "r\x00", "b\xff", 0.5, float32(1e-7))
+	f.Fuzz(func(t *testing.T, s, r, o string, w float64, v float32) {
+		tr := engine.TripletInput{Source: s, Relationship: r, Target: o, Weight: &w, SourceVector: []float32{v}, SourceAliases: []string{o}}
+		want, werr := encodingJSON(&tr)
+		got, gerr := AppendNDJSON(nil, &tr)
+		if (werr != nil) != (gerr != nil) || !bytes.Equal(got, want) {
+			t.Fatalf("got %s (%v), want %s (%v)", got, gerr, want, werr)
+		}
+	})
 }

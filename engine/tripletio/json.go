@@ -26,7 +26,13 @@ func (r *Reader) nextJSONL(t *engine.TripletInput) error {
 		if !utf8.Valid(line) {
 			return r.fail(r.line, detail(ErrInvalidUTF8, "the line is not valid UTF-8"), false)
 		}
-		if err := r.decodeLine(line, t); err != nil {
+		if r.fast.decode(line, t) {
+			err = checkRequired(t)
+		} else {
+			*t = engine.TripletInput{}
+			err = r.decodeLine(line, t)
+		}
+		if err != nil {
 			return r.fail(r.line, err, false)
 		}
 		return nil

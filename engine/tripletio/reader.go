@@ -43,6 +43,7 @@ type Reader struct {
 	// Scratch reused across records.
 	jdec *json.Decoder        // JSONL: reused across lines, see decodeLine
 	feed lineFeeder           // JSONL: the reader under jdec
+	fast fastDecoder          // JSONL: the encoding/json-free path, see fastDecoder
 	p    *engine.TripletInput // JSON, JSONL: decode target, see decodeLine
 	rec  []byte               // CSV: unquoted field bytes of the current record
 	ends []int                // CSV: end offset of each field in rec
