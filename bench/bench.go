@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +54,9 @@ type Config struct {
 	// Seed drives query sampling (default 1).
 	Seed   uint64
 	Logger *slog.Logger
+	// AtEnd, when set, runs at the end of a graph scenario with the store
+	// still open (the CLI writes a heap profile there).
+	AtEnd func() error
 	// Progress, when set, receives one line per phase.
 	Progress io.Writer
 }
@@ -188,9 +193,12 @@ func ImportSource(ctx context.Context, st *engine.Store, t engine.Tenant, src wo
 }
 
 // openData opens the run's store (cfg.DataDir, or a temporary directory)
-// and imports src into it unless it holds the graph already. close closes
-// the app and removes a temporary directory.
-func openData(ctx context.Context, cfg Config, src workload.Source, rep *Report) (app *api.App, close func(), err error) {
+// and imports src into it unless it holds the graph already. When probe is
+// set, the store is then closed and reopened, and the time from the start
+// of the reopen to the first successful probe (a served block) is reported
+// with the resident set at that moment. close closes the app and removes
+// a temporary directory.
+func openData(ctx context.Context, cfg Config, src workload.Source, rep *Report, probe func(*api.App) error) (app *api.App, close func(), err error) {
 	dir := cfg.DataDir
 	cleanup := func() {}
 	if dir == "" {
@@ -199,7 +207,11 @@ func openData(ctx context.Context, cfg Config, src workload.Source, rep *Report)
 		}
 		cleanup = func() { os.RemoveAll(dir) }
 	}
-	if app, err = api.OpenApp(ctx, api.AppConfig{DataDir: dir, Logger: cfg.Logger}); err != nil {
+	open := func() (err error) {
+		app, err = api.OpenApp(ctx, api.AppConfig{DataDir: dir, Logger: cfg.Logger})
+		return err
+	}
+	if err = open(); err != nil {
 		cleanup()
 		return nil, nil, err
 	}
@@ -216,6 +228,27 @@ func openData(ctx context.Context, cfg Config, src workload.Source, rep *Report)
 	} else {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("reused the graph already in %s (%d triplets): no import measured", dir, st.Triplets))
 	}
+	if probe == nil {
+		return app, close, nil
+	}
+	cfg.say("reopening")
+	if err := app.Close(); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	runtime.GC()
+	debug.FreeOSMemory()
+	start := time.Now()
+	if err = open(); err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("reopen: %w", err)
+	}
+	opened := time.Since(start)
+	if err := probe(app); err != nil {
+		close()
+		return nil, nil, fmt.Errorf("first block after reopen: %w", err)
+	}
+	rep.Reopen = &Reopen{OpenSeconds: opened.Seconds(), FirstBlockSeconds: time.Since(start).Seconds(), RSSMB: rssMB()}
 	return app, close, nil
 }
 
@@ -227,11 +260,6 @@ func runGraph(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	rep.Graph = wl.desc
-	app, closeData, err := openData(ctx, cfg, wl.source, rep)
-	if err != nil {
-		return nil, err
-	}
-	defer closeData()
 	rng := rand.New(rand.NewPCG(cfg.Seed, 2))
 	queries := make([]string, cfg.Queries)
 	for i := range queries {
@@ -241,6 +269,14 @@ func runGraph(ctx context.Context, cfg Config) (*Report, error) {
 		return compose.GraphRequest{Identity: policy.Identity{AgentID: "bench", OrgID: Tenant.Org, Role: policy.RoleAgent},
 			Scope: Tenant, QueryText: q, BudgetTokens: cfg.BudgetTokens, TopK: cfg.TopK, Depth: cfg.Depth}
 	}
+	app, closeData, err := openData(ctx, cfg, wl.source, rep, func(app *api.App) error {
+		_, err := app.Composer.GraphBlock(ctx, req(queries[0]))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer closeData()
 	// In process, then over HTTP through the real server and a real token.
 	cfg.say("in-process latency (%d blocks)", len(queries))
 	var bs BlockStats
@@ -271,7 +307,13 @@ func runGraph(ctx context.Context, cfg Config) (*Report, error) {
 	if err := measureHTTP(ctx, cfg, app, rep, "/v1/context/graph", func(i int) []byte { return bodies[i%len(bodies)] }, len(queries)); err != nil {
 		return nil, err
 	}
+	rep.RSSMB = rssMB()
 	rep.PeakRSSMB = peakRSSMB()
+	if cfg.AtEnd != nil {
+		if err := cfg.AtEnd(); err != nil {
+			return nil, err
+		}
+	}
 	return rep, nil
 }
 

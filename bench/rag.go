@@ -22,7 +22,7 @@ func runRAG(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	app, closeData, err := openData(ctx, cfg, fb, rep)
+	app, closeData, err := openData(ctx, cfg, fb, rep, nil)
 	if err != nil {
 		return nil, err
 	}

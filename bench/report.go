@@ -101,6 +101,15 @@ type Import struct {
 	TripletsPerSec float64 `json:"tripletsPerSec"`
 }
 
+// Reopen reports reopening a loaded store: the open itself, then the
+// first block served, both from the start of the open, and the resident
+// set at that moment.
+type Reopen struct {
+	OpenSeconds       float64 `json:"openSeconds"`
+	FirstBlockSeconds float64 `json:"firstBlockSeconds"`
+	RSSMB             float64 `json:"rssMB"`
+}
+
 // Throughput reports blocks served by concurrent clients.
 type Throughput struct {
 	Workers      int     `json:"workers"`
@@ -141,6 +150,8 @@ type Report struct {
 	Throughput *Throughput `json:"httpThroughput,omitempty"`
 	Blocks     *BlockStats `json:"blocks,omitempty"`
 	HNSW       []HNSWRun   `json:"hnsw,omitempty"`
+	Reopen     *Reopen     `json:"reopen,omitempty"`
+	RSSMB      float64     `json:"rssMB,omitempty"`
 	PeakRSSMB  float64     `json:"peakRssMB"`
 	Notes      []string    `json:"notes,omitempty"`
 }
@@ -191,6 +202,12 @@ func (r *Report) WriteText(w io.Writer) {
 		for _, p := range h.Points {
 			fmt.Fprintf(w, "  ef %-4d recall@10 %.4f  %7.1f µs/query  %8.0f queries/s\n", p.Ef, p.Recall, p.MicrosPerQ, p.QueriesPerSec)
 		}
+	}
+	if o := r.Reopen; o != nil {
+		fmt.Fprintf(w, "reopen:           open %.2f s, first block at %.2f s, RSS then %.0f MiB\n", o.OpenSeconds, o.FirstBlockSeconds, o.RSSMB)
+	}
+	if r.RSSMB > 0 {
+		fmt.Fprintf(w, "RSS at the end:   %.0f MiB\n", r.RSSMB)
 	}
 	fmt.Fprintf(w, "peak RSS:         %.0f MiB\n", r.PeakRSSMB)
 	for _, n := range r.Notes {

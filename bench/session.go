@@ -24,7 +24,7 @@ func memoryData(ctx context.Context, cfg Config, rep *Report) (*api.App, *worklo
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	app, cleanup, err := openData(ctx, cfg, fb, rep)
+	app, cleanup, err := openData(ctx, cfg, fb, rep, nil)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

@@ -76,10 +76,10 @@ func (s *Store) Check() error {
 		if b := g.orgNodes[org]; b == nil || !b.Contains(d) {
 			bad("node %d missing from org %q bitmap", d, org)
 		}
-		if g.byName[nameKey{n.tenant, n.norm}] != d {
+		if id, ok := g.nodeByName(n.tenant, n.norm); !ok || id != d {
 			bad("name index of node %d (%q) points elsewhere", d, n.norm)
 		}
-		if g.byUUID[n.uuid] != d {
+		if id, ok := g.nodeByUUID(n.uuid); !ok || id != d {
 			bad("id index of node %d points elsewhere", d)
 		}
 		if g.nodeW[d] != n.weight {
@@ -105,8 +105,8 @@ func (s *Store) Check() error {
 	if live != g.liveNodes {
 		bad("live node count %d, counted %d", g.liveNodes, live)
 	}
-	if len(g.byName) != live || len(g.byUUID) != live {
-		bad("indexes hold %d names and %d ids for %d live nodes", len(g.byName), len(g.byUUID), live)
+	if g.byName.n != live || g.byUUID.n != live {
+		bad("indexes hold %d names and %d ids for %d live nodes", g.byName.n, g.byUUID.n, live)
 	}
 	if c := g.deletedNodes.GetCardinality(); c != uint64(len(g.nodes)-live) {
 		bad("deleted node bitmap holds %d ids, expected %d", c, len(g.nodes)-live)
@@ -138,15 +138,15 @@ func (s *Store) Check() error {
 		if int(e.tenant) >= len(g.tenants) || !g.projEdges[e.tenant].Contains(d) {
 			bad("edge %d missing from its project edge bitmap", d)
 		}
-		if g.byTriple[tripleKey{e.src, e.rel, e.dst}] != d {
+		if id, ok := g.edgeByTriple(e.src, e.rel, e.dst); !ok || id != d {
 			bad("triple index of edge %d points elsewhere", d)
 		}
 		if e.weight < 0 || e.weight > 1 {
 			bad("edge %d weight %v outside [0,1]", d, e.weight)
 		}
 	}
-	if liveE != g.liveEdges || len(g.byTriple) != liveE {
-		bad("live edge count %d, triple index %d, counted %d", g.liveEdges, len(g.byTriple), liveE)
+	if liveE != g.liveEdges || g.byTriple.n != liveE {
+		bad("live edge count %d, triple index %d, counted %d", g.liveEdges, g.byTriple.n, liveE)
 	}
 	// Reverse direction: bitmaps hold only matching live records.
 	for n := range g.out {

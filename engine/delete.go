@@ -33,7 +33,7 @@ func (s *Store) DeleteTriplet(ctx context.Context, t Tenant, source, relationshi
 		if !ok1 || !ok2 || !ok3 {
 			return ErrNotFound
 		}
-		e, ok := v.g.byTriple[tripleKey{src, rel, dst}]
+		e, ok := v.g.edgeByTriple(src, rel, dst)
 		if !ok {
 			return ErrNotFound
 		}

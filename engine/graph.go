@@ -46,9 +46,10 @@ type graph struct {
 	// block reads Badger only for those.
 	provEdges *roaring.Bitmap
 
-	byName   map[nameKey]uint32
-	byUUID   map[uuid]uint32
-	byTriple map[tripleKey]uint32
+	// byName, byUUID and byTriple find a live node by (tenant,
+	// normalised name) or external id and a live edge by its triple; see
+	// idSet and nodeByName, nodeByUUID, edgeByTriple.
+	byName, byUUID, byTriple idSet
 
 	// Observations: table by dense id, per-project and per-org bitmaps,
 	// external id index.
@@ -98,9 +99,6 @@ func newGraph() *graph {
 		deletedNodes: roaring.New(),
 		deletedEdges: roaring.New(),
 		provEdges:    roaring.New(),
-		byName:       make(map[nameKey]uint32),
-		byUUID:       make(map[uuid]uint32),
-		byTriple:     make(map[tripleKey]uint32),
 		orgObs:       make(map[string]*roaring.Bitmap),
 		deletedObs:   roaring.New(),
 		byObs:        make(map[string]uint32),
@@ -183,9 +181,17 @@ func (g *graph) growEdges(n uint32) {
 func (g *graph) putNode(id uint32, rec nodeRec) {
 	g.growNodes(id + 1)
 	old := &g.nodes[id]
+	newName, newUUID := true, true
 	if old.live {
 		if old.norm != rec.norm || old.tenant != rec.tenant {
-			delete(g.byName, nameKey{old.tenant, old.norm})
+			g.byName.remove(hashName(old.tenant, old.norm), id)
+		} else {
+			newName = false
+		}
+		if old.uuid != rec.uuid {
+			g.byUUID.remove(hashUUID(old.uuid), id)
+		} else {
+			newUUID = false
 		}
 	} else {
 		g.liveNodes++
@@ -197,8 +203,12 @@ func (g *graph) putNode(id uint32, rec nodeRec) {
 	rec.live = true
 	g.nodes[id] = rec
 	g.nodeW[id] = rec.weight
-	g.byName[nameKey{rec.tenant, rec.norm}] = id
-	g.byUUID[rec.uuid] = id
+	if newName {
+		g.byName.insert(hashName(rec.tenant, rec.norm), id, g.nameHashOf)
+	}
+	if newUUID {
+		g.byUUID.insert(hashUUID(rec.uuid), id, g.uuidHashOf)
+	}
 }
 
 // removeNode drops a node; its edges must already be gone.
@@ -207,8 +217,8 @@ func (g *graph) removeNode(id uint32) {
 	if !n.live {
 		return
 	}
-	delete(g.byName, nameKey{n.tenant, n.norm})
-	delete(g.byUUID, n.uuid)
+	g.byName.remove(hashName(n.tenant, n.norm), id)
+	g.byUUID.remove(hashUUID(n.uuid), id)
 	g.projNodes[n.tenant].Remove(id)
 	g.orgNodes[g.tenants[n.tenant].Org].Remove(id)
 	g.deletedNodes.Add(id)
@@ -244,7 +254,7 @@ func (g *graph) putEdge(id uint32, rec edgeRec) {
 	g.in[rec.dst].Add(id)
 	g.relEdges[rec.rel].Add(id)
 	g.projEdges[rec.tenant].Add(id)
-	g.byTriple[tripleKey{rec.src, rec.rel, rec.dst}] = id
+	g.byTriple.insert(hashTriple(rec.src, rec.rel, rec.dst), id, g.tripleHashOf)
 	g.ranked[rec.src].Store(nil)
 	g.ranked[rec.dst].Store(nil)
 }
@@ -268,7 +278,7 @@ func (g *graph) removeEdge(id uint32) {
 	}
 	g.relEdges[e.rel].Remove(id)
 	g.projEdges[e.tenant].Remove(id)
-	delete(g.byTriple, tripleKey{e.src, e.rel, e.dst})
+	g.byTriple.remove(hashTriple(e.src, e.rel, e.dst), id)
 	g.ranked[e.src].Store(nil)
 	g.ranked[e.dst].Store(nil)
 	g.deletedEdges.Add(id)

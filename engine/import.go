@@ -293,7 +293,7 @@ func (b *batch) resolve(tid uint32, name string) *pnode {
 	if p == nil {
 		norm := string(b.normBuf)
 		k := nameKey{tid, norm}
-		if id, ok := b.g.byName[k]; ok {
+		if id, ok := b.g.nodeByName(k.tenant, k.norm); ok {
 			p = &pnode{id: id, rec: b.g.nodes[id]}
 			p.rec.aliases = slices.Clone(p.rec.aliases)
 		} else {
@@ -349,7 +349,7 @@ func (b *batch) edge(tenant uint32, src *pnode, rid uint32, dst *pnode, w *float
 	k := tripleKey{src.id, rid, dst.id}
 	p := b.edges[k]
 	if p == nil {
-		if id, ok := b.g.byTriple[k]; ok {
+		if id, ok := b.g.edgeByTriple(k.src, k.rel, k.dst); ok {
 			p = &pedge{id: id, rec: b.g.edges[id]}
 		} else {
 			p = b.newPedge()

@@ -231,7 +231,7 @@ func (s *Store) ApplyFeedback(ctx context.Context, session, org, outcome string,
 				if err != nil {
 					continue
 				}
-				n, ok := b.g.byUUID[u]
+				n, ok := b.g.nodeByUUID(u)
 				if !ok {
 					continue
 				}
@@ -284,13 +284,13 @@ func (b *batch) edgeByKey(k EdgeKey) (uint32, bool) {
 	if err1 != nil || err2 != nil {
 		return 0, false
 	}
-	src, ok1 := b.g.byUUID[su]
-	dst, ok2 := b.g.byUUID[tu]
+	src, ok1 := b.g.nodeByUUID(su)
+	dst, ok2 := b.g.nodeByUUID(tu)
 	rel, ok3 := b.g.relIndex[k.RelationshipName]
 	if !ok1 || !ok2 || !ok3 {
 		return 0, false
 	}
-	e, ok := b.g.byTriple[tripleKey{src, rel, dst}]
+	e, ok := b.g.edgeByTriple(src, rel, dst)
 	return e, ok
 }
 

@@ -110,7 +110,7 @@ func (v *View) Lookup(t Tenant, name string) (uint32, bool) {
 	if !ok {
 		return 0, false
 	}
-	id, ok := v.g.byName[nameKey{tid, NormalizeName(name)}]
+	id, ok := v.g.nodeByName(tid, NormalizeName(name))
 	return id, ok
 }
 
@@ -120,7 +120,7 @@ func (v *View) NodeByID(id string) (uint32, bool) {
 	if err != nil {
 		return 0, false
 	}
-	n, ok := v.g.byUUID[u]
+	n, ok := v.g.nodeByUUID(u)
 	return n, ok
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -23,6 +24,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	data := fs.String("data", "", "keep the store in this directory (reused when it already holds the graph); default: a temporary one")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the run, store still open, to this file")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -49,6 +51,20 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		cfg.AtEnd = func() error {
+			f, err := os.Create(*memProfile)
+			if err != nil {
+				return err
+			}
+			runtime.GC()
+			if err := pprof.WriteHeapProfile(f); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		}
 	}
 	rep, err := bench.Run(ctx, cfg)
 	if err != nil {
