@@ -27,6 +27,33 @@ type loadedGraph struct {
 	err     error
 }
 
+// benchTemps are the temporary directories of graphs and indexes shared
+// by several benchmarks; TestMain removes them when the binary exits.
+var (
+	benchTempsMu sync.Mutex
+	benchTemps   []string
+)
+
+// benchTempDir returns a new temporary directory removed at exit.
+func benchTempDir() string {
+	dir, err := os.MkdirTemp("", "kgctx-bench-*")
+	if err != nil {
+		panic(err)
+	}
+	benchTempsMu.Lock()
+	benchTemps = append(benchTemps, dir)
+	benchTempsMu.Unlock()
+	return dir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, dir := range benchTemps {
+		_ = os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
 func loadGraph(b *testing.B, cfg Config) (*api.App, []string) {
 	cfg.defaults()
 	name := cfg.Scenario
@@ -43,7 +70,7 @@ func loadGraph(b *testing.B, cfg Config) (*api.App, []string) {
 		}
 		dir := os.Getenv("KGCTX_BENCH_DATA")
 		if dir == "" {
-			dir, _ = os.MkdirTemp("", "kgctx-bench-*")
+			dir = benchTempDir()
 		} else {
 			dir = filepath.Join(dir, name)
 		}

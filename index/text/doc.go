@@ -223,7 +223,8 @@
 //
 // 2-core machine shared with other jobs (wall-time percentiles include
 // waiting for a CPU; p99-cpu-µs, the searching thread's CPU time, does
-// not), k = 30, BenchmarkText_Search, before (bleve's searchers over all
+// not), k = 30, BenchmarkText_SearchSynthetic (package bench) and
+// BenchmarkText_Search (FB15k-237, this package), before (bleve's searchers over all
 // query terms) and after this design:
 //
 //	                         mean      p50       p99       p99 CPU
@@ -238,7 +239,7 @@
 // 3.4 -> 0.5 ms; the same tenant among nine others (150k documents): mean
 // 0.87 -> 0.07 ms. Upsert is unchanged by this design: about 20k
 // documents/s for the 100k-node graph in calls of 10k (4-6 CPU-seconds,
-// fsync included; BenchmarkText_UpsertSynthetic), 11k/s for the 1M-node
+// fsync included; BenchmarkText_UpsertSynthetic in package bench), 11k/s for the 1M-node
 // graph in calls of 50k while other jobs shared the machine; its cost is
 // inside bleve (segment building about 40%, analysis 25%, merging 10%).
 package text

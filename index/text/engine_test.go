@@ -94,13 +94,13 @@ func textSearcher(ctx context.Context, r index.IndexReader, qt *queryTerms, kept
 // same documents with the same scores.
 func TestEngineMatchesBleve(t *testing.T) {
 	const n = 3000
-	s := synthetic(n)
+	docs := corpus(n)
 	// Phase 2 (re-ranking with dropped terms) has no bleve equivalent.
 	defer func(old bool) { rerankDropped = old }(rerankDropped)
 	rerankDropped = false
 	for _, budget := range []int{-1, 400} {
 		ix := openMem(t, Options{MaxPostings: budget, BatchSize: 700}) // several segments
-		mustUpsert(t, ix, synthDocs(t, s, 0, n)...)
+		mustUpsert(t, ix, docs...)
 		// Some deletions, so that postings lists have exceptions.
 		if err := ix.Delete([]uint32{3, 50, 51, 52, 999, 1500}); err != nil {
 			t.Fatal(err)
@@ -112,8 +112,8 @@ func TestEngineMatchesBleve(t *testing.T) {
 		ctx := context.WithValue(context.Background(), search.GetScoringModelCallbackKey,
 			search.GetScoringModelCallbackFn(func() string { return index.BM25Scoring }))
 		compared, dropped := 0, 0
-		for _, q := range append(s.Queries(150), "PaymentsService", "auth service", "why is it slow") {
-			got, st, err := ix.SearchStats(ctx, nil, q, MaxK, synthFilter)
+		for _, q := range append(corpusQueries(docs, 150), "PaymentsService", "auth service", "why is it slow") {
+			got, st, err := ix.SearchStats(ctx, nil, q, MaxK, corpusFilter)
 			if err != nil {
 				t.Fatal(err)
 			}

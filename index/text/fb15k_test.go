@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -185,30 +186,9 @@ func TestFB15k(t *testing.T) {
 // (process CPU, mean: includes GC and any background merging, but not
 // time lost to other processes).
 //
-//   - synthetic-100k, synthetic-1m: the synthetic code graph of
-//     bench/workload (one doc per node), k=30, the workload's queries. The
-//     on-disk index is kept under $KGCTX_BENCH_DATA when set;
-//     synthetic-1m runs only with KGCTX_BENCH_LARGE=1 and without -short.
-//     $KGCTX_TEXT_MAX_POSTINGS overrides the posting budget.
-//   - synthetic-100k/allow-all: with every node in Filter.Allow, as
-//     index.Index passes the scope's nodes.
 //   - 15k, 15k/allow10pct, 15k_of_150k: FB15k-237 labels and description
 //     fragments, k=10 (skipped when the dataset is absent).
 func BenchmarkText_Search(b *testing.B) {
-	b.Run("synthetic-100k", func(b *testing.B) { benchSynthetic(b, 100_000) })
-	b.Run("synthetic-1m", func(b *testing.B) {
-		largeBench(b)
-		benchSynthetic(b, 1_000_000)
-	})
-	// As index.Index searches: with the scope's node bitmap as Allow.
-	b.Run("synthetic-100k/allow-all", func(b *testing.B) {
-		const n = 100_000
-		f := synthFilter
-		f.Allow = roaring.New()
-		f.Allow.AddRange(0, n)
-		benchSearch(b, openSynthetic(b, n), synthetic(n).Queries(1000), synthK, f)
-	})
-
 	var ents []fbEntity
 	var qs []string
 	load := func(b *testing.B) {
@@ -292,4 +272,61 @@ func allowEvery(n, step int) *roaring.Bitmap {
 		bm.Add(uint32(i))
 	}
 	return bm
+}
+
+// benchSearch runs the queries round-robin and reports, per query: wall
+// time mean (µs/query), median (p50-µs) and 99th percentile (p99-µs); the
+// CPU time of the searching thread, median and 99th percentile
+// (p50-cpu-µs, p99-cpu-µs: unaffected by other processes competing for
+// the CPU, which inflate wall-time percentiles on a shared machine); and
+// process CPU per query (cpu-µs/query: includes GC and background work).
+func benchSearch(b *testing.B, ix *Index, qs []string, k int, f Filter) {
+	var dst []Hit
+	var err error
+	// Warm up: page in the mmap'd segments.
+	for _, q := range qs {
+		if dst, err = ix.Search(dst, q, k, f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	lat := make([]time.Duration, 0, 4096)
+	tcpu := make([]time.Duration, 0, 4096)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for i := 0; b.Loop(); i++ {
+		t0 := threadCPU()
+		s := time.Now()
+		dst, err = ix.Search(dst, qs[i%len(qs)], k, f)
+		lat = append(lat, time.Since(s))
+		tcpu = append(tcpu, threadCPU()-t0)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu := processCPU() - cpu0
+	reportLatency(b, lat, tcpu, cpu)
+}
+
+func reportLatency(b *testing.B, lat, tcpu []time.Duration, cpu time.Duration) {
+	pct := func(d []time.Duration, p int) float64 {
+		return float64(d[min(len(d)-1, len(d)*p/100)].Nanoseconds()) / 1e3
+	}
+	slices.Sort(lat)
+	slices.Sort(tcpu)
+	n := float64(len(lat))
+	var sum time.Duration
+	for _, l := range lat {
+		sum += l
+	}
+	b.ReportMetric(float64(sum.Nanoseconds())/1e3/n, "µs/query")
+	b.ReportMetric(pct(lat, 50), "p50-µs")
+	b.ReportMetric(pct(lat, 99), "p99-µs")
+	if tcpu[len(tcpu)-1] > 0 {
+		b.ReportMetric(pct(tcpu, 50), "p50-cpu-µs")
+		b.ReportMetric(pct(tcpu, 99), "p99-cpu-µs")
+	}
+	b.ReportMetric(float64(cpu.Nanoseconds())/1e3/n, "cpu-µs/query")
 }
