@@ -86,7 +86,7 @@ func (g *Graph) repair(s *scratch, x uint32, l int, del uint32) {
 	if !slices.Contains(old, del) {
 		return // already repaired (x appeared twice in the snapshot)
 	}
-	xv := g.vec(xch, xs)
+	xq := g.queryOf(g.rec(xch, xs))
 	c := s.cands[:0]
 	consider := func(y uint32) {
 		if y == x || y == del || containsItem(c, y) {
@@ -99,7 +99,7 @@ func (g *Graph) repair(s *scratch, x uint32, l int, del uint32) {
 		if yst := ych.state[y&chunkMask].Load(); yst&stPresent == 0 || yst&stDeleted != 0 || levelOf(yst) < l {
 			return
 		}
-		c = append(c, item{g.dist(xv, g.vec(ych, y&chunkMask)), y})
+		c = append(c, item{g.qdist(xq, g.rec(ych, y&chunkMask)), y})
 	}
 	for _, y := range old {
 		consider(y)

@@ -21,6 +21,7 @@ func init() {
 		l2sq = l2sqAVX2
 		dot = dotAVX2
 		cosineDist = cosineDistAVX2
+		useAVX2 = true
 		simdKernel = "avx2"
 	}
 }

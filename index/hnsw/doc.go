@@ -3,10 +3,19 @@
 // It serves vector seed search over graph nodes: ids are the engine's dense
 // uint32 node ids, chosen by the caller.
 //
-// Everything is Go except two optional distance kernels: on amd64 CPUs with
-// AVX2 and FMA, Go-assembly kernels (distance_amd64.s) replace the unrolled
-// Go ones at init, making searches about 2x faster. Build with -tags purego
+// Everything is Go except optional kernels: on amd64 CPUs with AVX2 and
+// FMA, Go-assembly kernels (distance_amd64.s for float32 vectors,
+// quant_amd64.s for the int8 traversal records) replace the unrolled Go
+// ones at init, making searches about 2x faster. Build with -tags purego
 // to use only Go; other architectures always do.
+//
+// The graph walk scores compact int8 records of the vectors (quant.go: a
+// quarter of the memory traffic of float32, two cache lines per 128-d
+// vector) and re-ranks its candidates with the exact vectors, so returned
+// distances are exact. With the records, building the 100k clustered
+// vectors went from 37.5 s to 16.1 s and ef 64 searches from 193 to 97 µs
+// at the same recall (0.985); SIFT-5k ef 32: recall 0.976 at 30 µs, ef 64:
+// 0.993 at 51 µs (`kgctx bench hnsw`, 2-core machine, see bench/README.md).
 //
 // # What it owns
 //

@@ -18,6 +18,8 @@ type Graph struct {
 	m, m0   int // list capacity on upper layers / layer 0
 	stride0 int // 1 + m0
 	strideU int // 1 + m
+	qdim    int // components of a quantised record (dim rounded up to 32)
+	rstride int // bytes per quantised record
 	mult    float64
 	dist    func(a, b []float32) float32
 
@@ -84,6 +86,7 @@ func New(opts Options) (*Graph, error) {
 		mult:    levelMult(o.M),
 		rng:     rand.New(rand.NewPCG(uint64(o.Seed), 0x9e3779b97f4a7c15)),
 	}
+	g.qdim, g.rstride = recordSizes(o.Dim, o.Metric)
 	if o.Metric == L2 {
 		g.dist = l2sq
 	} else {

@@ -129,6 +129,7 @@ func (g *Graph) insert(s *scratch, id uint32, v []float32, level int) {
 // or slotMu is held exclusively.
 func (g *Graph) fillSlot(ch *chunk, slot uint32, v []float32, level int) {
 	copy(g.vec(ch, slot), v)
+	quantize(g.recBytes(ch, slot), v, g.opts.Metric)
 	if level > 0 {
 		need := level * g.strideU
 		if u := ch.upper[slot]; cap(u) >= need {
@@ -171,7 +172,7 @@ func (g *Graph) clearStaleLinks(ch *chunk, slot uint32, id uint32) {
 // link connects a filled slot into the graph (the paper's INSERT, algorithm
 // 1) and marks it linked. The caller holds slotMu shared.
 func (g *Graph) link(s *scratch, id uint32, ch *chunk, slot uint32, level int) {
-	v := g.vec(ch, slot)
+	q := g.queryOf(g.rec(ch, slot))
 	epID, epLevel, ok := unpackEntry(g.entry.Load())
 	holding := false
 	if !ok || level > epLevel {
@@ -195,21 +196,25 @@ func (g *Graph) link(s *scratch, id uint32, ch *chunk, slot uint32, level int) {
 	}
 
 	d := g.dir.Load()
-	cur, curD := g.descend(d, v, epID, epLevel, level)
+	cur, curD := g.descend(s, d, q, epID, epLevel, level)
 	s.seeds = append(s.seeds[:0], item{curD, cur})
+	// Without tombstones there is nothing to skip, and checking every
+	// candidate's state word costs a cache miss each. A node deleted while
+	// we search may still be selected; writeLinks refuses the link.
+	checkDel := g.tombstones.Load() > 0
 	for l := min(level, epLevel); l >= 0; l-- {
 		s.beginLayer(d)
-		s.visited[id] = s.epoch // never select ourselves
+		s.vis.insert(id) // never select ourselves
 		for _, it := range s.seeds {
-			g.seed(s, d, it, true, nil)
+			g.seed(s, d, it, checkDel, nil)
 		}
-		g.searchLayer(s, d, v, g.opts.EfConstruction, l, true, nil)
+		g.searchLayer(s, d, q, g.opts.EfConstruction, l, checkDel, nil)
 		s.w = s.res.drainSorted(s.w[:0])
 		if len(s.w) == 0 {
 			continue // everything reachable is deleted; keep the seeds
 		}
 		s.sel = g.selectNeighbors(s, s.w, g.m, s.sel[:0])
-		g.connect(s, id, ch, slot, l, v)
+		g.connect(s, id, ch, slot, l, q)
 		s.seeds = append(s.seeds[:0], s.w...)
 	}
 
@@ -229,8 +234,8 @@ func (g *Graph) link(s *scratch, id uint32, ch *chunk, slot uint32, level int) {
 }
 
 // connect writes id's list on layer l from s.sel and adds the reverse links
-// (hnswlib's mutuallyConnectNewElement).
-func (g *Graph) connect(s *scratch, id uint32, ch *chunk, slot uint32, l int, v []float32) {
+// (hnswlib's mutuallyConnectNewElement). q is id's record.
+func (g *Graph) connect(s *scratch, id uint32, ch *chunk, slot uint32, l int, q qquery) {
 	mu := &ch.outMu[slot]
 	mu.Lock()
 	list := g.links(ch, slot, l)
@@ -247,7 +252,7 @@ func (g *Graph) connect(s *scratch, id uint32, ch *chunk, slot uint32, l int, v 
 		for _, y := range old {
 			if !containsItem(c, y) {
 				if ych := g.chunkOf(y); ych != nil {
-					c = append(c, item{g.dist(v, g.vec(ych, y&chunkMask)), y})
+					c = append(c, item{g.qdist(q, g.rec(ych, y&chunkMask)), y})
 				}
 			}
 		}
@@ -295,14 +300,23 @@ func (g *Graph) addBacklink(s *scratch, z, id uint32, l int) {
 		}
 		return
 	}
-	zv := g.vec(zch, zs)
-	c := s.cands[:0]
-	for _, y := range cur {
+	// Score z's neighbours and id from z, all records in one batch.
+	zq := g.queryOf(g.rec(zch, zs))
+	ids, ptrs := s.nbIDs[:0], s.nbPtrs[:0]
+	for _, y := range append(cur, id) {
 		if ych := g.chunkOf(y); ych != nil {
-			c = append(c, item{g.dist(zv, g.vec(ych, y&chunkMask)), y})
+			ids = append(ids, y)
+			ptrs = append(ptrs, g.rec(ych, y&chunkMask))
 		}
 	}
-	c = append(c, item{g.dist(zv, g.vec(g.chunkOf(id), id&chunkMask)), id})
+	prefetchAll(ptrs, g.rstride)
+	out := s.nbDist[:len(ptrs)]
+	g.score(zq, ptrs, out, negInf)
+	c := s.cands[:0]
+	for j, y := range ids {
+		c = append(c, item{out[j], y})
+	}
+	s.nbIDs, s.nbPtrs = ids[:0], ptrs[:0]
 	slices.SortFunc(c, cmpItem)
 	s.cands = c
 	sel := g.selectNeighbors(s, c, g.maxLinks(l), s.sel2[:0])
@@ -320,32 +334,33 @@ func (g *Graph) addBacklink(s *scratch, z, id uint32, l int) {
 // to m. Pruned candidates are not used to fill up the list
 // (keepPrunedConnections = false), and when there are at most m candidates
 // all are kept, exactly like hnswlib's getNeighborsByHeuristic2. cands must
-// be sorted by cmpItem.
+// be sorted by cmpItem. Distances are record distances; each candidate is
+// scored against the kept ones in one batch that stops at the first
+// neighbour closer than the base.
 func (g *Graph) selectNeighbors(s *scratch, cands []item, m int, out []item) []item {
 	if len(cands) <= m {
 		return append(out, cands...)
 	}
 	d := g.dir.Load()
-	vs := s.selVecs[:0]
+	kept := s.selPtrs[:0]
+	dist := s.nbDist
 	for _, c := range cands {
 		if len(out) >= m {
 			break
 		}
-		cv := g.vec(d.chunkOf(c.id), c.id&chunkMask)
+		cp := g.rec(d.chunkOf(c.id), c.id&chunkMask)
 		good := true
-		for _, ov := range vs {
-			if g.dist(cv, ov) < c.d {
-				good = false
-				break
-			}
+		if len(kept) > 0 {
+			cq := g.queryOf(cp)
+			k := g.score(cq, kept, dist[:len(kept)], c.d)
+			good = dist[k-1] >= c.d
 		}
 		if good {
 			out = append(out, c)
-			vs = append(vs, cv)
+			kept = append(kept, cp)
 		}
 	}
-	clear(vs) // do not pin slab memory from the pool
-	s.selVecs = vs[:0]
+	s.selPtrs = kept[:0]
 	return out
 }
 

@@ -1,9 +1,9 @@
 package hnsw
 
 import (
-	"math"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/RoaringBitmap/roaring/v2"
 )
@@ -12,50 +12,58 @@ import (
 // steady-state searches allocate nothing. Every field is reset by its user;
 // nothing in it is shared between goroutines.
 type scratch struct {
-	// visited[id] == epoch marks id as seen by the current layer search.
-	// Bumping epoch clears the set in O(1); on wrap-around the array is
-	// zeroed once every 65535 searches.
-	visited []uint16
-	epoch   uint16
+	vis visitedSet // ids seen by the current layer search
 
 	cand minHeap // candidates to expand, closest first
 	res  maxHeap // best acceptable nodes so far, bounded by ef
 
-	q       []float32 // normalised query (Cosine) or inserted vector copy
-	w       []item    // one layer's results, ascending
-	seeds   []item    // entry points for the next layer
-	sel     []item    // heuristic output (new node's neighbours)
-	sel2    []item    // heuristic output (backlink and repair shrinking)
-	back    []uint32  // neighbours to add reverse links to
-	selVecs [][]float32
-	cands   []item // heuristic input
-	ids     []uint32
-	ids2    []uint32
-	snap    []uint32 // Delete: copy of the in-lists, all layers
-	snapN   [maxLevel + 1]int
+	q     []float32 // normalised query (Cosine) or inserted vector copy
+	qrec  []uint64  // quantised query record (uint64 for alignment)
+	w     []item    // one layer's results, ascending
+	seeds []item    // entry points for the next layer
+	sel   []item    // heuristic output (new node's neighbours)
+	sel2  []item    // heuristic output (backlink and repair shrinking)
+	back  []uint32  // neighbours to add reverse links to
+	cands []item    // heuristic input
+	ids   []uint32
+	ids2  []uint32
+	snap  []uint32 // Delete: copy of the in-lists, all layers
+	snapN [maxLevel + 1]int
+
+	// One expansion's batch: the unvisited neighbours, their records and
+	// distances. selPtrs holds the records the heuristic kept.
+	nbIDs   []uint32
+	nbPtrs  []unsafe.Pointer
+	nbDist  []float32
+	pIDs    []uint32 // the batch in flight (searchLayer's pipeline)
+	pPtrs   []unsafe.Pointer
+	selPtrs []unsafe.Pointer
 
 	iter roaring.ManyIntIterator
 	ibuf [256]uint32
 }
 
-func (g *Graph) getScratch() *scratch { return g.pool.Get().(*scratch) }
+func (g *Graph) getScratch() *scratch {
+	s := g.pool.Get().(*scratch)
+	if n := 2 * g.m0; cap(s.nbIDs) < n {
+		s.nbIDs = make([]uint32, 0, n)
+		s.nbPtrs = make([]unsafe.Pointer, 0, n)
+		s.nbDist = make([]float32, n)
+		s.pIDs = make([]uint32, 0, n)
+		s.pPtrs = make([]unsafe.Pointer, 0, n)
+		s.selPtrs = make([]unsafe.Pointer, 0, n)
+	}
+	return s
+}
 
 func (g *Graph) putScratch(s *scratch) {
 	s.iter = roaring.ManyIntIterator{} // do not pin the caller's bitmap
 	g.pool.Put(s)
 }
 
-// beginLayer starts a new visited generation sized for d.
+// beginLayer starts a new layer search: empty visited set and heaps.
 func (s *scratch) beginLayer(d *directory) {
-	if n := d.capacity(); len(s.visited) < n {
-		s.visited = make([]uint16, n+n/4)
-		s.epoch = 0
-	}
-	s.epoch++
-	if s.epoch == 0 {
-		clear(s.visited)
-		s.epoch = 1
-	}
+	s.vis.reset(d.capacity())
 	s.cand = s.cand[:0]
 	s.res = s.res[:0]
 }
@@ -71,11 +79,30 @@ func (g *Graph) prepareQuery(s *scratch, q []float32) []float32 {
 	return s.q
 }
 
+// quantizeQuery writes the record of q (already prepared) into s.qrec and
+// returns its query form.
+func (g *Graph) quantizeQuery(s *scratch, q []float32) qquery {
+	words := (g.rstride + 7) / 8
+	s.qrec = slices.Grow(s.qrec[:0], words)[:words]
+	rec := unsafe.Slice((*byte)(unsafe.Pointer(&s.qrec[0])), g.rstride)
+	quantize(rec, q, g.opts.Metric)
+	if g.opts.Metric != L2 && rec[0] == 0 && !slices.ContainsFunc(rec, func(b byte) bool { return b != 0 }) {
+		// A zero query (every cosine distance is 1) must not make the
+		// scale-free record distance 0/0: any direction will do.
+		rec[0] = 1
+	}
+	return g.queryOf(unsafe.Pointer(&s.qrec[0]))
+}
+
 // Search appends to dst[:0] the k nearest live nodes to q (fewer if the graph
 // or the allow-list holds fewer), in ascending distance, and returns it. With
 // a caller-reused dst of capacity >= k it performs no allocation once the
 // internal pools are warm. A query whose length differs from Dim, or k <= 0,
 // yields no results.
+//
+// The walk scores quantised records (see quant.go); its ef best candidates
+// are then re-ranked with the exact vectors, so the distances and the order
+// of the results are exact.
 //
 // With opts.Allow the walk still traverses disallowed nodes (so the graph
 // stays connected) but only allowed ones are collected, and it keeps
@@ -114,16 +141,42 @@ func (g *Graph) Search(dst []Result, q []float32, k int, opts SearchOptions) []R
 	}
 	ef = max(ef, k)
 	d := g.dir.Load()
-	cur, curD := g.descend(d, q, epID, epLevel, 0)
+	qq := g.quantizeQuery(s, q)
+	cur, curD := g.descend(s, d, qq, epID, epLevel, 0)
 
 	s.beginLayer(d)
 	checkDel := g.tombstones.Load() > 0
 	g.seed(s, d, item{curD, cur}, checkDel, opts.Allow)
-	g.searchLayer(s, d, q, ef, 0, checkDel, opts.Allow)
+	g.searchLayer(s, d, qq, ef, 0, checkDel, opts.Allow)
+	return g.rerank(s, d, dst, q, k)
+}
 
-	for len(s.res) > k {
-		s.res.pop()
+// rerank replaces the record distances of the candidates in s.res by exact
+// distances to q and appends the k best to dst, ascending.
+func (g *Graph) rerank(s *scratch, d *directory, dst []Result, q []float32, k int) []Result {
+	w := s.w[:0]
+	ptrs := s.nbPtrs[:0]
+	for i := range s.res {
+		it := s.res.at(i)
+		w = append(w, it)
+		ptrs = append(ptrs, unsafe.Pointer(&d.chunkOf(it.id).vecs[int(it.id&chunkMask)*g.dim]))
+		if len(ptrs) == cap(ptrs) {
+			prefetchAll(ptrs, 4*g.dim)
+			ptrs = ptrs[:0]
+		}
 	}
+	prefetchAll(ptrs, 4*g.dim)
+	s.nbPtrs = ptrs[:0]
+	s.res = s.res[:0]
+	for _, it := range w {
+		it.d = g.dist(q, g.vec(d.chunkOf(it.id), it.id&chunkMask))
+		if len(s.res) < k {
+			s.res.push(it)
+		} else if it.less(s.res.top()) {
+			s.res.replaceTop(it)
+		}
+	}
+	s.w = w[:0]
 	n := len(s.res)
 	dst = slices.Grow(dst, n)[:n]
 	for i := n - 1; i >= 0; i-- {
@@ -134,11 +187,11 @@ func (g *Graph) Search(dst []Result, q []float32, k int, opts SearchOptions) []R
 }
 
 // descend greedily walks from the entry point down to layer stop+1 and
-// returns the closest node found and its distance (layer-by-layer ef=1
-// search, as in the paper).
-func (g *Graph) descend(d *directory, q []float32, ep uint32, epLevel, stop int) (uint32, float32) {
+// returns the closest node found and its record distance (layer-by-layer
+// ef=1 search, as in the paper).
+func (g *Graph) descend(s *scratch, d *directory, q qquery, ep uint32, epLevel, stop int) (uint32, float32) {
 	cur := ep
-	curD := g.dist(q, g.vec(d.chunkOf(ep), ep&chunkMask))
+	curD := g.qdist(q, g.rec(d.chunkOf(ep), ep&chunkMask))
 	for l := epLevel; l > stop; l-- {
 		for changed := true; changed; {
 			changed = false
@@ -151,16 +204,23 @@ func (g *Graph) descend(d *directory, q []float32, ep uint32, epLevel, stop int)
 			}
 			list := g.links(ch, slot, l)
 			n := listLen(list)
+			ids, ptrs := s.nbIDs[:0], s.nbPtrs[:0]
 			for i := 1; i <= n; i++ {
 				nb := atomic.LoadUint32(&list[i])
-				nch := d.chunkOf(nb)
-				if nch == nil {
-					continue
-				}
-				if dd := g.dist(q, g.vec(nch, nb&chunkMask)); dd < curD {
-					cur, curD, changed = nb, dd, true
+				if p := d.recOf(nb, g.rstride); p != nil {
+					ids = append(ids, nb)
+					ptrs = append(ptrs, p)
 				}
 			}
+			prefetchAll(ptrs, g.rstride)
+			out := s.nbDist[:len(ptrs)]
+			g.score(q, ptrs, out, negInf)
+			for j, dd := range out {
+				if dd < curD {
+					cur, curD, changed = ids[j], dd, true
+				}
+			}
+			s.nbIDs, s.nbPtrs = ids[:0], ptrs[:0]
 		}
 	}
 	return cur, curD
@@ -169,10 +229,9 @@ func (g *Graph) descend(d *directory, q []float32, ep uint32, epLevel, stop int)
 // seed marks it visited, queues it as a candidate and, if acceptable, as a
 // result.
 func (g *Graph) seed(s *scratch, d *directory, it item, checkDel bool, allow *roaring.Bitmap) {
-	if int(it.id) >= len(s.visited) || s.visited[it.id] == s.epoch {
+	if d.chunkOf(it.id) == nil || !s.vis.insert(it.id) {
 		return
 	}
-	s.visited[it.id] = s.epoch
 	s.cand.push(it)
 	if g.acceptable(d, it.id, checkDel, allow) {
 		s.res.push(it)
@@ -202,17 +261,42 @@ func listLen(list []uint32) int {
 // or outside allow) are expanded but not collected, and while filtering the
 // search does not stop before s.res is full, so a selective filter widens the
 // walk instead of returning fewer than ef results.
-func (g *Graph) searchLayer(s *scratch, d *directory, q []float32, ef, l int, checkDel bool, allow *roaring.Bitmap) {
-	vis, epoch := s.visited, s.epoch
+//
+// The walk is bound by memory latency, so it is software-pipelined: an
+// expansion collects the unvisited neighbours of the best candidate and
+// prefetches all their records, then scores the batch the previous
+// expansion prefetched (whose records have arrived meanwhile). The misses of
+// a whole batch overlap, and the wait for one batch overlaps the gathering
+// of the next. Expanding a candidate one batch early can only add an
+// expansion the strict order would have skipped, never drop one: a
+// candidate that fails the stopping test while a batch is pending is put
+// back and retested once the batch is in.
+func (g *Graph) searchLayer(s *scratch, d *directory, q qquery, ef, l int, checkDel bool, allow *roaring.Bitmap) {
 	filtering := checkDel || allow != nil
-	bound := float32(math.Inf(1))
+	bound := posInf
 	if len(s.res) > 0 {
-		bound = s.res[0].d
+		bound = s.res.top().d
 	}
-	for len(s.cand) > 0 {
+	ids, ptrs := s.nbIDs[:0], s.nbPtrs[:0] // the batch being gathered
+	pids, pptrs := s.pIDs[:0], s.pPtrs[:0] // the batch in flight
+	for {
+		if len(s.cand) == 0 {
+			if len(pids) == 0 {
+				break
+			}
+			bound = g.absorb(s, d, q, pids, pptrs, bound, ef, checkDel, allow)
+			pids, pptrs = pids[:0], pptrs[:0]
+			continue
+		}
 		c := s.cand.pop()
 		if c.d > bound && (len(s.res) >= ef || !filtering) {
-			break
+			if len(pids) == 0 {
+				break
+			}
+			s.cand.push(c)
+			bound = g.absorb(s, d, q, pids, pptrs, bound, ef, checkDel, allow)
+			pids, pptrs = pids[:0], pptrs[:0]
+			continue
 		}
 		ch := d.chunkOf(c.id)
 		slot := c.id & chunkMask
@@ -227,31 +311,56 @@ func (g *Graph) searchLayer(s *scratch, d *directory, q []float32, ef, l int, ch
 			list = g.links(ch, slot, l)
 		}
 		n := listLen(list)
+		ids, ptrs = ids[:0], ptrs[:0]
 		for i := 1; i <= n; i++ {
 			nb := atomic.LoadUint32(&list[i])
-			if int(nb) >= len(vis) || vis[nb] == epoch {
-				continue // seen, or inserted after our directory snapshot
-			}
-			vis[nb] = epoch
-			nch := d.chunkOf(nb)
-			if nch == nil {
+			if !s.vis.insert(nb) {
 				continue
 			}
-			ns := nb & chunkMask
-			dd := g.dist(q, g.vec(nch, ns))
-			if len(s.res) < ef || dd < bound {
-				s.cand.push(item{dd, nb})
-				if (!checkDel || nch.state[ns].Load()&stDeleted == 0) && (allow == nil || allow.Contains(nb)) {
-					if len(s.res) < ef {
-						s.res.push(item{dd, nb})
-					} else {
-						s.res.replaceTop(item{dd, nb})
-					}
-					bound = s.res[0].d
+			// An id inserted after our directory snapshot has no chunk in it.
+			if p := d.recOf(nb, g.rstride); p != nil {
+				ids = append(ids, nb)
+				ptrs = append(ptrs, p)
+			}
+		}
+		prefetchAll(ptrs, g.rstride)
+		if len(pids) > 0 {
+			bound = g.absorb(s, d, q, pids, pptrs, bound, ef, checkDel, allow)
+		}
+		if l == 0 && len(s.cand) > 0 {
+			// The next expansion's list, while this batch is in flight.
+			next := s.cand.topID()
+			if nch := d.chunkOf(next); nch != nil {
+				prefetchRange(unsafe.Pointer(&nch.l0[int(next&chunkMask)*g.stride0]), 4*g.stride0)
+			}
+		}
+		ids, pids = pids[:0], ids
+		ptrs, pptrs = pptrs[:0], ptrs
+	}
+	s.nbIDs, s.nbPtrs, s.pIDs, s.pPtrs = ids[:0], ptrs[:0], pids[:0], pptrs[:0]
+}
+
+// absorb scores a batch of neighbours and offers them to the candidate and
+// result heaps; it returns the new bound (the farthest result once ef are
+// held).
+func (g *Graph) absorb(s *scratch, d *directory, q qquery, ids []uint32, ptrs []unsafe.Pointer, bound float32, ef int, checkDel bool, allow *roaring.Bitmap) float32 {
+	out := s.nbDist[:len(ids)]
+	g.score(q, ptrs, out, negInf)
+	for j, nb := range ids {
+		dd := out[j]
+		if len(s.res) < ef || dd < bound {
+			s.cand.push(item{dd, nb})
+			if (!checkDel || d.chunkOf(nb).state[nb&chunkMask].Load()&stDeleted == 0) && (allow == nil || allow.Contains(nb)) {
+				if len(s.res) < ef {
+					s.res.push(item{dd, nb})
+				} else {
+					s.res.replaceTop(item{dd, nb})
 				}
+				bound = s.res.top().d
 			}
 		}
 	}
+	return bound
 }
 
 // Exact appends to dst[:0] the k nearest non-deleted nodes to q by brute
@@ -278,7 +387,7 @@ func (g *Graph) exact(s *scratch, dst []Result, q []float32, k int, allow *roari
 		it := item{dd, id}
 		if len(s.res) < k {
 			s.res.push(it)
-		} else if it.less(s.res[0]) {
+		} else if it.less(s.res.top()) {
 			s.res.replaceTop(it)
 		}
 	}

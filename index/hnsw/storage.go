@@ -3,6 +3,7 @@ package hnsw
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Per-node storage lives in chunks of chunkSize consecutive ids (slot = id &
@@ -48,6 +49,10 @@ type chunk struct {
 	// under Graph.slotMu held exclusively.
 	vecs []float32
 
+	// qv holds the quantised traversal records (quant.go), stride
+	// Graph.rstride, under the same protocol as vecs.
+	qv []byte
+
 	// l0 holds the layer-0 neighbour lists, stride 1+2M: [count, ids...].
 	// Elements are read and written with atomic loads/stores; writers hold
 	// outMu of the slot. A reader may see a mix of an old and a new list;
@@ -79,6 +84,20 @@ type chunk struct {
 
 type directory struct {
 	chunks []*chunk // nil for never-touched chunks (sparse ids)
+	// recs[i] is the base of chunks[i].qv (nil with it): the walk's hottest
+	// lookup, one load from a small dense array instead of a load from each
+	// chunk's header (chunks are large, page-aligned objects whose headers
+	// all compete for the same few L1 sets).
+	recs []unsafe.Pointer
+}
+
+// recOf returns the quantised record of id, or nil if id has no chunk.
+func (d *directory) recOf(id uint32, stride int) unsafe.Pointer {
+	ci := int(id >> chunkShift)
+	if ci >= len(d.recs) || d.recs[ci] == nil {
+		return nil
+	}
+	return unsafe.Add(d.recs[ci], int(id&chunkMask)*stride)
 }
 
 // chunkOf returns the chunk holding id, or nil.
@@ -108,13 +127,19 @@ func (g *Graph) ensureChunk(id uint32) *chunk {
 	}
 	ci := int(id >> chunkShift)
 	n := max(len(d.chunks), ci+1)
-	nd := &directory{chunks: make([]*chunk, n)}
+	nd := &directory{chunks: make([]*chunk, n), recs: make([]unsafe.Pointer, n)}
 	copy(nd.chunks, d.chunks)
+	copy(nd.recs, d.recs)
 	ch := &chunk{
 		vecs: make([]float32, chunkSize*g.dim),
 		l0:   make([]uint32, chunkSize*g.stride0),
+		qv:   make([]byte, chunkSize*g.rstride),
 	}
+	adviseHuge(unsafe.Pointer(unsafe.SliceData(ch.vecs)), uintptr(len(ch.vecs))*4)
+	adviseHuge(unsafe.Pointer(unsafe.SliceData(ch.l0)), uintptr(len(ch.l0))*4)
+	adviseHuge(unsafe.Pointer(unsafe.SliceData(ch.qv)), uintptr(len(ch.qv)))
 	nd.chunks[ci] = ch
+	nd.recs[ci] = unsafe.Pointer(unsafe.SliceData(ch.qv))
 	g.dir.Store(nd)
 	return ch
 }
