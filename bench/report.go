@@ -75,6 +75,11 @@ func peakRSSMB() float64 { return float64(procStatusKB("/proc/self/status", "VmH
 // rssMB is the process's current resident set (VmRSS), in MiB.
 func rssMB() float64 { return float64(procStatusKB("/proc/self/status", "VmRSS")) / 1024 }
 
+// anonMB is the anonymous part of the resident set (RssAnon: the Go heap,
+// stacks, off-heap allocations), in MiB. The rest of VmRSS is file pages
+// mapped by Badger and bleve, which the kernel can drop under pressure.
+func anonMB() float64 { return float64(procStatusKB("/proc/self/status", "RssAnon")) / 1024 }
+
 func procStatusKB(path, key string) int64 {
 	f, err := os.Open(path)
 	if err != nil {
@@ -108,6 +113,7 @@ type Reopen struct {
 	OpenSeconds       float64 `json:"openSeconds"`
 	FirstBlockSeconds float64 `json:"firstBlockSeconds"`
 	RSSMB             float64 `json:"rssMB"`
+	AnonMB            float64 `json:"anonMB"`
 }
 
 // Throughput reports blocks served by concurrent clients.
@@ -152,6 +158,7 @@ type Report struct {
 	HNSW       []HNSWRun   `json:"hnsw,omitempty"`
 	Reopen     *Reopen     `json:"reopen,omitempty"`
 	RSSMB      float64     `json:"rssMB,omitempty"`
+	AnonMB     float64     `json:"anonMB,omitempty"`
 	PeakRSSMB  float64     `json:"peakRssMB"`
 	Notes      []string    `json:"notes,omitempty"`
 }
@@ -204,10 +211,10 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 	}
 	if o := r.Reopen; o != nil {
-		fmt.Fprintf(w, "reopen:           open %.2f s, first block at %.2f s, RSS then %.0f MiB\n", o.OpenSeconds, o.FirstBlockSeconds, o.RSSMB)
+		fmt.Fprintf(w, "reopen:           open %.2f s, first block at %.2f s, RSS then %.0f MiB (%.0f MiB anonymous)\n", o.OpenSeconds, o.FirstBlockSeconds, o.RSSMB, o.AnonMB)
 	}
 	if r.RSSMB > 0 {
-		fmt.Fprintf(w, "RSS at the end:   %.0f MiB\n", r.RSSMB)
+		fmt.Fprintf(w, "RSS at the end:   %.0f MiB (%.0f MiB anonymous, the rest mapped store files)\n", r.RSSMB, r.AnonMB)
 	}
 	fmt.Fprintf(w, "peak RSS:         %.0f MiB\n", r.PeakRSSMB)
 	for _, n := range r.Notes {

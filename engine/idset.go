@@ -81,6 +81,14 @@ func (s *idSet) remove(h uint64, id uint32) {
 	}
 }
 
+// reserve sizes the table for want entries, so that filling it does not
+// rehash (used when loading a store whose record counts are known).
+func (s *idSet) reserve(hashOf func(uint32) uint64, want int) {
+	if want*4 > len(s.slots)*3 {
+		s.rebuild(hashOf, want)
+	}
+}
+
 // rebuild rehashes the live ids into a table sized for want entries at a
 // load of at most 1/2, dropping tombstones.
 func (s *idSet) rebuild(hashOf func(uint32) uint64, want int) {

@@ -29,6 +29,12 @@ type Options struct {
 	// BlockCacheSize is Badger's block cache in bytes (default 0: tables
 	// are uncompressed and read through mmap).
 	BlockCacheSize int64
+	// WhileLoading, when set, runs on its own goroutine while Open loads
+	// the in-memory graph, as soon as the store's metadata is read. It may
+	// only use Dim, GetAux, EachAux, EachVector and EachObsVector: indexes
+	// load their own state from there in parallel with the graph. Open
+	// waits for it and fails if it fails.
+	WhileLoading func(*Store) error
 }
 
 // Validate reports options that cannot work.

@@ -129,10 +129,10 @@ func (s *Store) Dim() int { return s.dim }
 // Logger returns the store's logger.
 func (s *Store) Logger() *slog.Logger { return s.log }
 
-func (s *Store) load() error {
+func (s *Store) load() (err error) {
 	start := time.Now()
 	g := s.g
-	err := s.db.View(func(txn *badger.Txn) error {
+	err = s.db.View(func(txn *badger.Txn) error {
 		meta := func(k string) (uint64, bool, error) {
 			it, err := txn.Get([]byte(k))
 			if errors.Is(err, badger.ErrKeyNotFound) {
@@ -212,6 +212,23 @@ func (s *Store) load() error {
 	}); err != nil {
 		return fmt.Errorf("engine: load relationships: %w", err)
 	}
+	if f := s.opts.WhileLoading; f != nil {
+		done := make(chan error, 1)
+		go func() { done <- f(s) }()
+		defer func() {
+			if werr := <-done; err == nil {
+				err = werr
+			}
+		}()
+	}
+	// The id high-water marks bound the record counts: size the dense
+	// arrays and the hash indexes once instead of growing them record by
+	// record (at 5M edges, regrowing cost seconds of copying).
+	g.growNodes(s.next.node)
+	g.growEdges(s.next.edge)
+	g.byName.reserve(g.nameHashOf, int(s.next.node))
+	g.byUUID.reserve(g.uuidHashOf, int(s.next.node))
+	g.byTriple.reserve(g.tripleHashOf, int(s.next.edge))
 	if err := s.iterate([]byte{pfxNode}, func(k, v []byte) error {
 		id := binary.BigEndian.Uint32(k[1:])
 		rec, _, err := decodeNode(v, false)

@@ -72,11 +72,26 @@ type Index struct {
 // that they replay any change they missed and follow every later write.
 // The caller MUST call Close before closing the store.
 func Open(ctx context.Context, st *engine.Store, emb embed.Embedder, opts Options) (*Index, error) {
-	if err := opts.Validate(); err != nil {
+	ix, err := New(emb, opts)
+	if err != nil {
 		return nil, err
 	}
-	if st.Dim() != emb.Dim() {
-		return nil, fmt.Errorf("%w: store dimension %d, embedder %s makes %d", ErrEmbedderMismatch, st.Dim(), emb.Name(), emb.Dim())
+	if err := ix.Load(st); err != nil {
+		return nil, err
+	}
+	if err := ix.Attach(ctx, st); err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// New returns an index over emb's vectors that holds nothing yet: Load
+// reads its state from a store, Attach makes it follow the store's
+// writes. Open does the three; splitting them lets the HNSW graphs load
+// while the store loads its own graph (engine.Options.WhileLoading = Load).
+func New(emb embed.Embedder, opts Options) (*Index, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
 	if opts.Workers == 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
@@ -84,29 +99,47 @@ func Open(ctx context.Context, st *engine.Store, emb embed.Embedder, opts Option
 	if opts.MinSimilarity == 0 {
 		opts.MinSimilarity = 0.2
 	}
-	ix := &Index{st: st, emb: emb, opts: opts,
+	ix := &Index{emb: emb, opts: opts,
 		nodes: space{name: "nodes", aux: "hnsw/", worker: opts.Workers},
 		obs:   space{name: "observations", aux: "ohnsw/", worker: opts.Workers}}
 	ix.qpool.New = func() any { return &queryScratch{} }
-	hopts := opts.HNSW
-	hopts.Dim = emb.Dim()
+	return ix, nil
+}
+
+// Load reads the HNSW graphs of st's nodes and observations from its
+// records (no rebuild) and opens the text indexes. It uses only what
+// engine.Options.WhileLoading allows, so it may run while st is loading.
+// On error nothing stays open.
+func (ix *Index) Load(st *engine.Store) error {
+	if st.Dim() != ix.emb.Dim() {
+		return fmt.Errorf("%w: store dimension %d, embedder %s makes %d", ErrEmbedderMismatch, st.Dim(), ix.emb.Name(), ix.emb.Dim())
+	}
+	hopts := ix.opts.HNSW
+	hopts.Dim = ix.emb.Dim()
 	hopts.Metric = hnsw.Cosine
 	obsDir := ""
-	if opts.TextDir != "" {
-		obsDir = opts.TextDir + "-obs"
+	if ix.opts.TextDir != "" {
+		obsDir = ix.opts.TextDir + "-obs"
 	}
-	if err := ix.nodes.open(st, hopts, st.EachVector, opts.TextDir); err != nil {
-		return nil, err
+	if err := ix.nodes.open(st, hopts, st.EachVector, ix.opts.TextDir); err != nil {
+		return err
 	}
 	if err := ix.obs.open(st, hopts, st.EachObsVector, obsDir); err != nil {
 		ix.nodes.txt.Close()
-		return nil, err
+		return err
 	}
+	return nil
+}
+
+// Attach makes the loaded index follow st: it replays the changes it
+// missed, then applies every later write. On error the index is closed.
+func (ix *Index) Attach(ctx context.Context, st *engine.Store) error {
+	ix.st = st
 	if err := st.Attach(ctx, ix); err != nil {
 		ix.Close()
-		return nil, err
+		return err
 	}
-	return ix, nil
+	return nil
 }
 
 // Close closes the text indexes. The HNSW state is already durable.

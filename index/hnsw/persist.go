@@ -357,8 +357,20 @@ func (g *Graph) loadRecord(s *scratch, id uint32, data []byte, vector func(uint3
 
 // resolveLinks checks every stored link of the live nodes, drops links to
 // deleted nodes and duplicates, and builds the reverse index.
+//
+// Layer-0 in-lists (nearly all of the reverse index) are built by a
+// counting sort rather than by appending to each target's list: the first
+// pass validates and counts in-links per target, the second scatters the
+// sources into one array cut into exactly sized lists. Appending cost three
+// dependent cache misses and a share of ~5 allocations per link; at 1M
+// nodes (25M links) that was most of the time to reopen the graph.
 func (g *Graph) resolveLinks(ids []uint32) error {
 	var buf, keep [2 * maxM]uint32
+	var maxID uint32
+	for _, x := range ids {
+		maxID = max(maxID, x)
+	}
+	count := make([]uint32, int(maxID)+1) // layer-0 in-links per target
 	for _, x := range ids {
 		xch := g.chunkOf(x)
 		xs := x & chunkMask
@@ -385,13 +397,44 @@ func (g *Graph) resolveLinks(ids []uint32) error {
 					continue
 				}
 				w = append(w, y)
-				ych.in[y&chunkMask][l] = append(ych.in[y&chunkMask][l], x)
+				if l == 0 {
+					count[y]++
+				} else {
+					ych.in[y&chunkMask][l] = append(ych.in[y&chunkMask][l], x)
+				}
 			}
 			if len(w) != len(cur) {
 				storeList(list, w)
 				markDirty(xch, xs)
 			}
 		}
+	}
+	// Exclusive prefix sums: count[y] becomes the start of y's list.
+	var total uint32
+	for y, c := range count {
+		count[y] = total
+		total += c
+	}
+	arena := make([]uint32, total)
+	for _, x := range ids {
+		xch := g.chunkOf(x)
+		xs := x & chunkMask
+		if !isLive(xch.state[xs].Load()) {
+			continue
+		}
+		for _, y := range loadList(buf[:0], g.links(xch, xs, 0)) {
+			arena[count[y]] = x
+			count[y]++
+		}
+	}
+	// count[y] is now the end of y's list, and the start of y+1's.
+	var start uint32
+	for y, end := range count {
+		if end > start {
+			ych := g.chunkOf(uint32(y))
+			ych.in[uint32(y)&chunkMask][0] = arena[start:end:end]
+		}
+		start = end
 	}
 	return nil
 }
