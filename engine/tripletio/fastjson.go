@@ -130,35 +130,24 @@ func (d *fastDecoder) floatPtr(p **float64) bool {
 }
 
 func (d *fastDecoder) vector(p *[]float32) bool {
-	if d.null() {
-		*p = nil
-		return true
-	}
-	if !d.consume('[') {
-		return false
-	}
-	v := make([]float32, 0, 128)
-	if !d.consume(']') {
-		for {
-			f, ok := d.number(32)
-			if !ok {
-				return false
-			}
-			v = append(v, float32(f))
-			if d.consume(',') {
-				continue
-			}
-			if d.consume(']') {
-				break
-			}
-			return false
-		}
-	}
-	*p = v
-	return true
+	return array(d, p, make([]float32, 0, 128), func() (float32, bool) {
+		f, ok := d.number(32)
+		return float32(f), ok
+	})
 }
 
 func (d *fastDecoder) strings(p *[]string) bool {
+	return array(d, p, []string{}, func() (string, bool) {
+		if d.null() {
+			return "", false // encoding/json would store ""; leave it to it
+		}
+		return d.str(false)
+	})
+}
+
+// array decodes a JSON array (null: nil) into *p, appending to v the
+// elements that elem reads.
+func array[T any](d *fastDecoder, p *[]T, v []T, elem func() (T, bool)) bool {
 	if d.null() {
 		*p = nil
 		return true
@@ -166,17 +155,13 @@ func (d *fastDecoder) strings(p *[]string) bool {
 	if !d.consume('[') {
 		return false
 	}
-	v := []string{}
 	if !d.consume(']') {
 		for {
-			if d.null() {
-				return false // encoding/json would store ""; leave it to it
-			}
-			s, ok := d.str(false)
+			x, ok := elem()
 			if !ok {
 				return false
 			}
-			v = append(v, s)
+			v = append(v, x)
 			if d.consume(',') {
 				continue
 			}
