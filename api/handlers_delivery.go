@@ -144,6 +144,18 @@ type workerRequest struct {
 	LeaseSeconds *int   `json:"leaseSeconds"`
 }
 
+// decodeWorker reads the body of a worker's call and checks its workerId.
+func decodeWorker(c echo.Context) (workerRequest, error) {
+	var req workerRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return req, err
+	}
+	if err := engine.ValidateID(req.WorkerID); err != nil {
+		return req, fieldError("workerId: %v", err)
+	}
+	return req, nil
+}
+
 // handleRefresh is the lock-refresh beat: it extends the lease and hands
 // the holder the session's in-flight or next inject.
 func (s *Server) handleRefresh(c echo.Context) error {
@@ -151,12 +163,9 @@ func (s *Server) handleRefresh(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req workerRequest
-	if err := decodeJSON(c, &req); err != nil {
+	req, err := decodeWorker(c)
+	if err != nil {
 		return err
-	}
-	if err := engine.ValidateID(req.WorkerID); err != nil {
-		return fieldError("workerId: %v", err)
 	}
 	d, err := leaseDuration(req.LeaseSeconds)
 	if err != nil {
@@ -211,12 +220,9 @@ func (s *Server) handleClaimInject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req workerRequest
-	if err := decodeJSON(c, &req); err != nil {
+	req, err := decodeWorker(c)
+	if err != nil {
 		return err
-	}
-	if err := engine.ValidateID(req.WorkerID); err != nil {
-		return fieldError("workerId: %v", err)
 	}
 	in, err := s.app.Store.ClaimInject(session, req.WorkerID, time.Now())
 	if err != nil {

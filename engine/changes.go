@@ -98,39 +98,35 @@ func (s *Store) Attach(ctx context.Context, ix Indexer) error {
 	return nil
 }
 
+// replayDocs loads the current document of every id in ids: live ones go
+// to ups, the others (load returned nil) to dels.
+func replayDocs[D any](txn *badger.Txn, ids *roaring.Bitmap, load func(*badger.Txn, uint32) (*D, error), ups *[]*D, dels *[]uint32) error {
+	it := ids.Iterator()
+	for it.HasNext() {
+		id := it.Next()
+		doc, err := load(txn, id)
+		if err != nil {
+			return err
+		}
+		if doc == nil {
+			*dels = append(*dels, id)
+			continue
+		}
+		*ups = append(*ups, doc)
+	}
+	return nil
+}
+
 // replaySet builds one change set from the current state of the nodes and
 // observations the log names: live ones are upserted with their stored
 // vector, the others deleted.
 func (s *Store) replaySet(seq uint64, nodes, obs *roaring.Bitmap) (*ChangeSet, error) {
 	cs := &ChangeSet{Seq: seq}
 	err := s.db.View(func(txn *badger.Txn) error {
-		it := nodes.Iterator()
-		for it.HasNext() {
-			id := it.Next()
-			doc, err := s.loadDoc(txn, id)
-			if err != nil {
-				return err
-			}
-			if doc == nil {
-				cs.Deletes = append(cs.Deletes, id)
-				continue
-			}
-			cs.Upserts = append(cs.Upserts, doc)
+		if err := replayDocs(txn, nodes, s.loadDoc, &cs.Upserts, &cs.Deletes); err != nil {
+			return err
 		}
-		it = obs.Iterator()
-		for it.HasNext() {
-			id := it.Next()
-			doc, err := s.loadObsDoc(txn, id)
-			if err != nil {
-				return err
-			}
-			if doc == nil {
-				cs.ObsDeletes = append(cs.ObsDeletes, id)
-				continue
-			}
-			cs.ObsUpserts = append(cs.ObsUpserts, doc)
-		}
-		return nil
+		return replayDocs(txn, obs, s.loadObsDoc, &cs.ObsUpserts, &cs.ObsDeletes)
 	})
 	return cs, err
 }

@@ -11,58 +11,19 @@ import (
 	"strings"
 
 	"github.com/kgctx/kgctx/engine/tripletio"
+	ds "github.com/kgctx/kgctx/internal/datasets"
 )
 
 // EnvDatasets names the environment variable that overrides the search for
-// the datasets folder. It wins over the walk-up search so CI can point at a
-// cache anywhere on disk.
-const EnvDatasets = "KGCTX_DATASETS"
+// the datasets folder (see FindDatasets).
+const EnvDatasets = ds.Env
 
-// FindDatasets returns the absolute path of the shared datasets folder.
-//
-// KGCTX_DATASETS, when set, is used as is (it must be a directory).
-// Otherwise the search starts at start (the working directory when start
-// is empty) and walks up to the filesystem root, returning the first
-// <dir>/shared/datasets that exists. Walking up covers both the repository
-// root (whose sibling is shared/) and any package directory below it, which
-// is where `go test` runs. The path is never hard-coded because the
-// datasets live outside the repository and their location differs between
-// machines.
-func FindDatasets(start string) (string, error) {
-	if env := os.Getenv(EnvDatasets); env != "" {
-		if isDir(env) {
-			return filepath.Abs(env)
-		}
-		return "", fmt.Errorf("%w: %s=%q is not a directory", ErrDatasetsNotFound, EnvDatasets, env)
-	}
-	if start == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", fmt.Errorf("%w: %w", ErrDatasetsNotFound, err)
-		}
-		start = wd
-	}
-	dir, err := filepath.Abs(start)
-	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrDatasetsNotFound, err)
-	}
-	for {
-		cand := filepath.Join(dir, "shared", "datasets")
-		if isDir(cand) {
-			return cand, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("%w: no shared/datasets above %s (set %s)", ErrDatasetsNotFound, start, EnvDatasets)
-		}
-		dir = parent
-	}
-}
+// FindDatasets returns the absolute path of the shared datasets folder:
+// $KGCTX_DATASETS, or the first <dir>/shared/datasets walking up from start
+// (the working directory when empty). See internal/datasets.Find.
+func FindDatasets(start string) (string, error) { return ds.Find(start) }
 
-func isDir(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
-}
+func isDir(p string) bool { return ds.IsDir(p) }
 
 // datasetDir resolves the folder of one data set. dir may be empty (search
 // with FindDatasets), the datasets root (which holds sub), or the data set

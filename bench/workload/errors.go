@@ -1,12 +1,16 @@
 package workload
 
-import "errors"
+import (
+	"errors"
+
+	ds "github.com/kgctx/kgctx/internal/datasets"
+)
 
 // ErrDatasetsNotFound is returned by FindDatasets (and the loaders, when
 // they are given no directory) when neither KGCTX_DATASETS nor a
 // shared/datasets folder above the starting directory exists. Tests use it
 // to skip rather than fail on machines without the data.
-var ErrDatasetsNotFound = errors.New("workload: datasets not found")
+var ErrDatasetsNotFound = ds.ErrNotFound
 
 // ErrMalformed reports a dataset line that does not have the documented
 // shape (wrong column count, non-numeric vector component). The wrapping

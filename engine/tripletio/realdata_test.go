@@ -7,36 +7,14 @@ import (
 	"testing"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/internal/datasets"
 )
 
-// datasetsDir finds the shared datasets folder, a sibling "shared" of the
-// repository root: walk up from the package directory until
-// <ancestor>/../shared/datasets or <ancestor>/shared/datasets exists.
-func datasetsDir(tb testing.TB) string {
-	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		for _, c := range []string{
-			filepath.Join(dir, "..", "shared", "datasets"),
-			filepath.Join(dir, "shared", "datasets"),
-		} {
-			if st, err := os.Stat(c); err == nil && st.IsDir() {
-				return c
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			tb.Skip("shared/datasets not found above the package directory; skipping the real-data test")
-		}
-		dir = parent
-	}
-}
-
 func TestReader_RealDatasets(t *testing.T) {
-	root := datasetsDir(t)
+	root, err := datasets.Find("")
+	if err != nil {
+		t.Skipf("%v; skipping the real-data test", err)
+	}
 	for _, c := range []struct {
 		path string
 		rows int

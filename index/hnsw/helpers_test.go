@@ -16,26 +16,21 @@ import (
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/kgctx/kgctx/internal/datasets"
 )
 
-// siftPath finds ../shared/datasets/sift5k/base.tsv.gz relative to the repo
-// root by walking up from the working directory.
+// siftPath returns sift5k/base.tsv.gz of the shared datasets, or "".
 func siftPath() string {
-	dir, err := os.Getwd()
+	root, err := datasets.Find("")
 	if err != nil {
 		return ""
 	}
-	for {
-		p := filepath.Join(dir, "shared", "datasets", "sift5k", "base.tsv.gz")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
+	p := filepath.Join(root, "sift5k", "base.tsv.gz")
+	if _, err := os.Stat(p); err != nil {
+		return ""
 	}
+	return p
 }
 
 var siftOnce struct {

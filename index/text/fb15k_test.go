@@ -13,28 +13,9 @@ import (
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
-)
 
-// datasetsDir finds shared/datasets by walking up from the package
-// directory (the test's working directory); "" if there is none.
-func datasetsDir(tb testing.TB) string {
-	tb.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for {
-		cand := filepath.Join(dir, "shared", "datasets")
-		if st, err := os.Stat(cand); err == nil && st.IsDir() {
-			return cand
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
+	"github.com/kgctx/kgctx/internal/datasets"
+)
 
 type fbEntity struct{ mid, label, desc string }
 
@@ -42,9 +23,9 @@ type fbEntity struct{ mid, label, desc string }
 // description), skipping the test or benchmark if it is absent.
 func loadFB15k(tb testing.TB) []fbEntity {
 	tb.Helper()
-	ds := datasetsDir(tb)
-	if ds == "" {
-		tb.Skip("shared/datasets not found in any ancestor of the package directory; skipping FB15k-237 test")
+	ds, err := datasets.Find("")
+	if err != nil {
+		tb.Skipf("%v; skipping FB15k-237 test", err)
 	}
 	path := filepath.Join(ds, "fb15k-237", "entity2description.tsv")
 	f, err := os.Open(path)
