@@ -164,17 +164,7 @@ func (g *graph) growNodes(n uint32) {
 }
 
 func (g *graph) growEdges(n uint32) {
-	old := uint32(len(g.edges))
-	if n <= old {
-		return
-	}
-	if uint32(cap(g.edges)) < n {
-		ne := make([]edgeRec, len(g.edges), max(n, uint32(cap(g.edges))*5/4+4096))
-		copy(ne, g.edges)
-		g.edges = ne
-	}
-	g.edges = g.edges[:n]
-	g.deletedEdges.AddRange(uint64(old), uint64(n))
+	g.edges = growRecords(g.edges, n, 4096, g.deletedEdges)
 }
 
 // putNode makes id live with rec (insert or replace).
@@ -302,17 +292,23 @@ func (g *graph) incidentEdges(id uint32) *roaring.Bitmap {
 
 // growObs makes room for observation ids below n.
 func (g *graph) growObs(n uint32) {
-	old := uint32(len(g.obs))
+	g.obs = growRecords(g.obs, n, 1024, g.deletedObs)
+}
+
+// growRecords extends recs to n records (capacity grows by a quarter plus
+// step at least), marking the new ids deleted until they are put.
+func growRecords[R any](recs []R, n uint32, step uint32, deleted *roaring.Bitmap) []R {
+	old := uint32(len(recs))
 	if n <= old {
-		return
+		return recs
 	}
-	if uint32(cap(g.obs)) < n {
-		no := make([]obsRec, len(g.obs), max(n, uint32(cap(g.obs))*5/4+1024))
-		copy(no, g.obs)
-		g.obs = no
+	if uint32(cap(recs)) < n {
+		nr := make([]R, len(recs), max(n, uint32(cap(recs))*5/4+step))
+		copy(nr, recs)
+		recs = nr
 	}
-	g.obs = g.obs[:n]
-	g.deletedObs.AddRange(uint64(old), uint64(n))
+	deleted.AddRange(uint64(old), uint64(n))
+	return recs[:n]
 }
 
 // putObs makes observation id live with rec (insert or replace).

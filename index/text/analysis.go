@@ -103,27 +103,33 @@ func (t identTokenizer) Tokenize(input []byte) analysis.TokenStream {
 
 	buf := make([]byte, 0, len(s)+len(s)/2+8)
 	toks := make([]analysis.Token, 0, len(s)/5+4)
-	for i := 0; i < len(s); {
-		// skip whitespace
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if unicode.IsSpace(r) {
-			i += size
-			continue
-		}
-		j := i + size
-		for j < len(s) {
-			r, size := utf8.DecodeRuneInString(s[j:])
-			if unicode.IsSpace(r) {
-				break
-			}
-			j += size
-		}
+	for i, j := nextField(s, 0); i < len(s); i, j = nextField(s, j) {
 		word := trimPossessive(s[i:j])
 		parts = appendParts(stack[:0], word)
 		buf, toks = emitWord(buf, toks, word, i, parts)
-		i = j
 	}
 	return stream(toks)
+}
+
+// nextField returns the bounds [i, j) of the first whitespace-separated
+// field of s at or after from; i == len(s) when there is none.
+func nextField(s string, from int) (i, j int) {
+	i = from
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		i += size
+	}
+	for j = i; j < len(s); {
+		r, size := utf8.DecodeRuneInString(s[j:])
+		if unicode.IsSpace(r) {
+			break
+		}
+		j += size
+	}
+	return i, j
 }
 
 // emitWord appends the tokens of one word (parts of word, offsets shifted by

@@ -5,8 +5,6 @@ import (
 	"math"
 	"slices"
 	"sync"
-	"unicode"
-	"unicode/utf8"
 	"weak"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -153,20 +151,7 @@ func identifierTerms(q string) []identTerm {
 	var partsStack [16]span
 	words := wordsStack[:0]
 	buf := make([]byte, 0, len(q)+8)
-	for i := 0; i < len(q); {
-		r, size := utf8.DecodeRuneInString(q[i:])
-		if unicode.IsSpace(r) {
-			i += size
-			continue
-		}
-		j := i + size
-		for j < len(q) {
-			r, size := utf8.DecodeRuneInString(q[j:])
-			if unicode.IsSpace(r) {
-				break
-			}
-			j += size
-		}
+	for i, j := nextField(q, 0); i < len(q); i, j = nextField(q, j) {
 		w := trimPossessive(q[i:j])
 		parts := appendParts(partsStack[:0], w)
 		if len(parts) > 0 {
@@ -176,7 +161,6 @@ func identifierTerms(q string) []identTerm {
 			}
 			words = append(words, word{start, len(buf), len(parts), len(parts) == 1 && stopWords[string(buf[start:])]})
 		}
-		i = j
 	}
 	var out []identTerm
 	for i, w := range words {
