@@ -81,22 +81,37 @@ func TestDeliveryEndToEnd(t *testing.T) {
 	if r := s.do("DELETE", "/v1/sessions/ses_d", ag, "", nil); r.status != 204 {
 		t.Fatalf("forget: %d", r.status)
 	}
-	// Another org gets 403 on every session route.
-	for _, p := range []struct{ method, path, body string }{
-		{"POST", "/v1/sessions/ses_d/claim", `{"workerId": "x", "orgId": "org_999", "projectId": "p"}`},
-		{"POST", "/v1/sessions/ses_d/refresh", `{"workerId": "w1"}`},
-		{"POST", "/v1/sessions/ses_d/injects", `{"orgId": "org_999", "text": "t"}`},
-		{"POST", "/v1/sessions/ses_d/injects/claim", `{"workerId": "w1"}`},
-		{"POST", "/v1/sessions/ses_d/injects/x/ack", ``},
-		{"POST", "/v1/sessions/ses_d/verb-events", `{"phase": "pre-verb", "orgId": "org_999", "projectId": "p", "tool": "Edit"}`},
-		{"POST", "/v1/sessions/ses_d/pending/drain", ``},
-		{"DELETE", "/v1/sessions/ses_d", ``},
-		{"GET", "/v1/sessions/ses_d/injection-logs", ``},
-		{"POST", "/v1/sessions/ses_d/feedback", `{"outcome": "helpful"}`},
+	// Another org using the same session id has a session of its own:
+	// none of its calls sees or moves org_123's lease, queue, logs or
+	// in-session state.
+	before := s.do("GET", "/v1/sessions/ses_d/injection-logs", ag, "", nil)
+	for _, p := range []struct {
+		method, path, body string
+		status             int
+	}{
+		{"POST", "/v1/sessions/ses_d/refresh", `{"workerId": "w1"}`, 409},
+		{"POST", "/v1/sessions/ses_d/injects/claim", `{"workerId": "w1"}`, 409},
+		{"POST", "/v1/sessions/ses_d/injects/x/ack", ``, 409},
+		{"POST", "/v1/sessions/ses_d/pending/drain", ``, 200},
+		{"DELETE", "/v1/sessions/ses_d", ``, 204},
+		{"GET", "/v1/sessions/ses_d/injection-logs", ``, 200},
+		{"POST", "/v1/sessions/ses_d/feedback", `{"outcome": "helpful"}`, 404},
+		{"POST", "/v1/sessions/ses_d/claim", `{"workerId": "x", "orgId": "org_999", "projectId": "p"}`, 200},
+		{"POST", "/v1/sessions/ses_d/injects", `{"orgId": "org_999", "text": "t"}`, 201},
+		{"POST", "/v1/sessions/ses_d/verb-events", `{"phase": "pre-verb", "orgId": "org_999", "projectId": "p", "tool": "Edit"}`, 200},
+		{"POST", "/v1/sessions/ses_d/claim", `{"workerId": "x", "orgId": "org_123", "projectId": "p"}`, 403},
+		{"POST", "/v1/sessions/ses_d/injects", `{"orgId": "org_123", "text": "t"}`, 403},
 	} {
-		if r := s.do(p.method, p.path, other, "application/json", []byte(p.body)); r.status != 403 {
-			t.Errorf("other org %s %s: %d %s", p.method, p.path, r.status, r.body)
+		r := s.do(p.method, p.path, other, "application/json", []byte(p.body))
+		if r.status != p.status || (r.status < 300 && strings.Contains(string(r.body), "org_123")) {
+			t.Errorf("other org %s %s: %d %s (want %d)", p.method, p.path, r.status, r.body, p.status)
 		}
+	}
+	if after := s.do("GET", "/v1/sessions/ses_d/injection-logs", ag, "", nil); string(after.body) != string(before.body) {
+		t.Fatalf("org_123's logs changed: %s -> %s", before.body, after.body)
+	}
+	if r := s.post("/v1/sessions/ses_d/refresh", ag, map[string]any{"workerId": "w1"}); r.status != 200 {
+		t.Fatalf("org_123's lease was disturbed: %d %s", r.status, r.body)
 	}
 	// Bad input: clear 4xx, nothing changed.
 	for name, body := range map[string]string{

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
@@ -14,27 +13,45 @@ import (
 // DefaultLeaseSeconds is a claim's lease when the body names none.
 const DefaultLeaseSeconds = 30
 
-// sessionAccess reads {sessionId} and checks that the caller's org owns the
-// session: the org of its lease, else of its injection logs (a session
-// nobody has claimed or logged is open to the caller's org).
-func (s *Server) sessionAccess(c echo.Context) (string, error) {
-	session := c.Param("sessionId")
+// sessionOf reads {sessionId} and says whose it is. Session ids are scoped
+// by org: a non-operator token's session is always its own org's (a body
+// naming another org is refused), so an id another org already uses is
+// simply another session. An operator names the org with the body's orgId
+// or ?orgId=; without either, the one org that uses the id, if only one
+// does.
+func (s *Server) sessionOf(c echo.Context, bodyOrg string) (org, session string, err error) {
+	session = c.Param("sessionId")
 	if err := engine.ValidateID(session); err != nil {
-		return "", fieldError("sessionId in path: %v", err)
+		return "", "", fieldError("sessionId in path: %v", err)
 	}
 	tok := token(c)
-	if tok.Role == engine.RoleOperator {
-		return session, nil
-	}
-	if l, err := s.app.Store.LeaseOf(session); err == nil {
-		if l.OrgID != tok.OrgID {
-			return "", apiErr(http.StatusForbidden, "forbidden", "session %q belongs to another org", session)
+	if tok.Role != engine.RoleOperator {
+		if bodyOrg != "" && bodyOrg != tok.OrgID {
+			return "", "", apiErr(http.StatusForbidden, "forbidden", "the token belongs to org %q, not %q", tok.OrgID, bodyOrg)
 		}
-		return session, nil
-	} else if !errors.Is(err, engine.ErrNotFound) {
-		return "", err
+		return tok.OrgID, session, nil
 	}
-	return session, s.sessionOwner(tok, session, tok.OrgID)
+	org = bodyOrg
+	if org == "" {
+		org = c.QueryParam("orgId")
+	}
+	if org != "" {
+		if err := engine.ValidateID(org); err != nil {
+			return "", "", fieldError("orgId: %v", err)
+		}
+		return org, session, nil
+	}
+	orgs, err := s.app.Store.SessionOrgs(session)
+	if err != nil {
+		return "", "", err
+	}
+	switch len(orgs) {
+	case 1:
+		return orgs[0], session, nil
+	case 0:
+		return "", "", apiErr(http.StatusBadRequest, "invalid_field", "orgId is required: an operator token names the session's org (body orgId or ?orgId=)")
+	}
+	return "", "", apiErr(http.StatusBadRequest, "invalid_field", "session %q is used by %d orgs: name one with orgId (body) or ?orgId=", session, len(orgs))
 }
 
 type injectJSON struct {
@@ -51,11 +68,13 @@ func toInjectJSON(in *engine.Inject) *injectJSON {
 	return &injectJSON{DeliveryID: in.DeliveryID, Text: in.Text, ObservationIDs: in.ObservationIDs, Attempts: in.Attempts}
 }
 
-func leaseDuration(secs *int) (time.Duration, error) {
-	n := DefaultLeaseSeconds
-	if secs != nil {
-		n = *secs
+// leaseDuration reads a body's leaseSeconds; def when it names none (0:
+// none, for a refresh that keeps the claim's length).
+func leaseDuration(secs *int, def int) (time.Duration, error) {
+	if secs == nil {
+		return time.Duration(def) * time.Second, nil
 	}
+	n := *secs
 	if n <= 0 || time.Duration(n)*time.Second > engine.MaxLease {
 		return 0, fieldError("leaseSeconds %d is outside 1..%d", n, int(engine.MaxLease.Seconds()))
 	}
@@ -78,19 +97,19 @@ type claimRequest struct {
 // start-of-session block and, when the project's runtimeInjectEnabled is
 // on, enqueues it. Failing to enqueue never fails the claim.
 func (s *Server) handleClaim(c echo.Context) error {
-	session, err := s.sessionAccess(c)
-	if err != nil {
-		return err
-	}
 	var req claimRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
 	tok := token(c)
+	org, session, err := s.sessionOf(c, req.OrgID)
+	if err != nil {
+		return err
+	}
 	if err := engine.ValidateID(req.WorkerID); err != nil {
 		return fieldError("workerId: %v", err)
 	}
-	t, err := orgProject(tok, req.OrgID, req.ProjectID)
+	t, err := orgProject(tok, org, req.ProjectID)
 	if err != nil {
 		return err
 	}
@@ -100,10 +119,7 @@ func (s *Server) handleClaim(c echo.Context) error {
 			return fieldError("workType: %v", err)
 		}
 	}
-	if err := s.sessionOwner(tok, session, req.OrgID); err != nil {
-		return err
-	}
-	d, err := leaseDuration(req.LeaseSeconds)
+	d, err := leaseDuration(req.LeaseSeconds, DefaultLeaseSeconds)
 	if err != nil {
 		return err
 	}
@@ -131,7 +147,7 @@ func (s *Server) handleClaim(c echo.Context) error {
 			out["enqueued"], out["duplicate"] = !dup, dup
 		}
 	}
-	in, err := s.app.Store.ClaimInject(session, req.WorkerID, now)
+	in, err := s.app.Store.ClaimInject(req.OrgID, session, req.WorkerID, now)
 	if err != nil {
 		s.log.Warn("hand over an inject at claim", "session", session, "err", err)
 	}
@@ -142,6 +158,8 @@ func (s *Server) handleClaim(c echo.Context) error {
 type workerRequest struct {
 	WorkerID     string `json:"workerId"`
 	LeaseSeconds *int   `json:"leaseSeconds"`
+	// OrgID is needed only from operator tokens (see sessionOf).
+	OrgID string `json:"orgId"`
 }
 
 // decodeWorker reads the body of a worker's call and checks its workerId.
@@ -159,24 +177,26 @@ func decodeWorker(c echo.Context) (workerRequest, error) {
 // handleRefresh is the lock-refresh beat: it extends the lease and hands
 // the holder the session's in-flight or next inject.
 func (s *Server) handleRefresh(c echo.Context) error {
-	session, err := s.sessionAccess(c)
-	if err != nil {
-		return err
-	}
 	req, err := decodeWorker(c)
 	if err != nil {
 		return err
 	}
-	d, err := leaseDuration(req.LeaseSeconds)
+	org, session, err := s.sessionOf(c, req.OrgID)
+	if err != nil {
+		return err
+	}
+	// No leaseSeconds: renew for as long as the claim asked (0 tells the
+	// store to keep the lease's length).
+	d, err := leaseDuration(req.LeaseSeconds, 0)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	lease, err := s.app.Store.RefreshLease(session, req.WorkerID, d, now)
+	lease, err := s.app.Store.RefreshLease(org, session, req.WorkerID, d, now)
 	if err != nil {
 		return err
 	}
-	in, err := s.app.Store.ClaimInject(session, req.WorkerID, now)
+	in, err := s.app.Store.ClaimInject(org, session, req.WorkerID, now)
 	if err != nil {
 		return err
 	}
@@ -184,10 +204,6 @@ func (s *Server) handleRefresh(c echo.Context) error {
 }
 
 func (s *Server) handleEnqueue(c echo.Context) error {
-	session, err := s.sessionAccess(c)
-	if err != nil {
-		return err
-	}
 	var req struct {
 		OrgID          string   `json:"orgId"`
 		AgentID        string   `json:"agentId"`
@@ -197,14 +213,11 @@ func (s *Server) handleEnqueue(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	tok := token(c)
-	if req.OrgID == "" {
-		req.OrgID = tok.OrgID
-	}
-	if err := checkOrg(tok, req.OrgID, ""); err != nil {
+	org, session, err := s.sessionOf(c, req.OrgID)
+	if err != nil {
 		return err
 	}
-	row, dup, err := s.app.Store.Enqueue(engine.Inject{SessionID: session, OrgID: req.OrgID, AgentID: req.AgentID,
+	row, dup, err := s.app.Store.Enqueue(engine.Inject{SessionID: session, OrgID: org, AgentID: req.AgentID,
 		Text: req.Text, ObservationIDs: req.ObservationIDs}, time.Now())
 	if err != nil {
 		return err
@@ -216,15 +229,15 @@ func (s *Server) handleEnqueue(c echo.Context) error {
 }
 
 func (s *Server) handleClaimInject(c echo.Context) error {
-	session, err := s.sessionAccess(c)
-	if err != nil {
-		return err
-	}
 	req, err := decodeWorker(c)
 	if err != nil {
 		return err
 	}
-	in, err := s.app.Store.ClaimInject(session, req.WorkerID, time.Now())
+	org, session, err := s.sessionOf(c, req.OrgID)
+	if err != nil {
+		return err
+	}
+	in, err := s.app.Store.ClaimInject(org, session, req.WorkerID, time.Now())
 	if err != nil {
 		return err
 	}
@@ -235,38 +248,39 @@ func (s *Server) handleClaimInject(c echo.Context) error {
 }
 
 func (s *Server) handleAck(c echo.Context) error {
-	session, err := s.sessionAccess(c)
+	org, session, err := s.sessionOf(c, "")
 	if err != nil {
 		return err
 	}
-	if err := s.app.Store.AckInject(session, c.Param("deliveryId")); err != nil {
+	if err := s.app.Store.AckInject(org, session, c.Param("deliveryId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }
 
 func (s *Server) handleVerbEvent(c echo.Context) error {
-	session, err := s.sessionAccess(c)
-	if err != nil {
-		return err
-	}
 	var ev compose.VerbEvent
 	if err := decodeJSON(c, &ev); err != nil {
 		return err
 	}
 	tok := token(c)
+	org, session, err := s.sessionOf(c, ev.OrgID)
+	if err != nil {
+		return err
+	}
 	if ev.SessionID != "" && ev.SessionID != session {
 		return fieldError("sessionId %q differs from the path's %q", ev.SessionID, session)
 	}
 	ev.SessionID = session
-	t, err := orgProject(tok, ev.OrgID, ev.ProjectID)
+	t, err := orgOptionalProject(tok, org, ev.ProjectID)
 	if err != nil {
 		return err
 	}
 	ev.OrgID = t.Org
 	e := compose.Event{VerbEvent: ev, Identity: principal(tok, ev.AgentID, ev.OrgID, ev.ProjectID)}
-	if l, err := s.app.Store.LeaseOf(session); err == nil {
+	if l, err := s.app.Store.LeaseOf(org, session); err == nil {
 		e.SupportsMessageInjection = l.Capability.SupportsMessageInjection
+		e.LeaseProjectID = l.ProjectID
 	}
 	res, err := s.app.Injector.Handle(c.Request().Context(), e)
 	if err != nil {
@@ -277,27 +291,23 @@ func (s *Server) handleVerbEvent(c echo.Context) error {
 }
 
 func (s *Server) handleDrain(c echo.Context) error {
-	session, err := s.sessionAccess(c)
+	org, session, err := s.sessionOf(c, "")
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"pending": s.app.Injector.Drain(session)})
+	return c.JSON(http.StatusOK, map[string]any{"pending": s.app.Injector.Drain(org, session)})
 }
 
 func (s *Server) handleForget(c echo.Context) error {
-	session, err := s.sessionAccess(c)
+	org, session, err := s.sessionOf(c, "")
 	if err != nil {
 		return err
 	}
-	s.app.Injector.Forget(session)
+	s.app.Injector.Forget(org, session)
 	return c.NoContent(http.StatusNoContent)
 }
 
 func (s *Server) handleToolResult(c echo.Context) error {
-	session, err := s.sessionAccess(c)
-	if err != nil {
-		return err
-	}
 	var req struct {
 		OrgID     string `json:"orgId"`
 		ProjectID string `json:"projectId"`
@@ -310,7 +320,11 @@ func (s *Server) handleToolResult(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	t, err := orgProject(token(c), req.OrgID, req.ProjectID)
+	org, session, err := s.sessionOf(c, req.OrgID)
+	if err != nil {
+		return err
+	}
+	t, err := orgProject(token(c), org, req.ProjectID)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -74,6 +75,9 @@ func (s *Server) handleImport(c echo.Context) error {
 		return apiErr(http.StatusBadRequest, "empty_body", "no triplets in the request body")
 	}
 	tok := token(c)
+	if err := checkWriteProjects(tok, t, ts, lines); err != nil {
+		return err
+	}
 	preds, err := s.app.Settings.Predicates(t)
 	if err != nil {
 		return err
@@ -101,7 +105,7 @@ func (s *Server) handleQuery(c echo.Context) error {
 		}
 		q.Limit = n
 	}
-	ts, err := s.app.Store.QueryTriplets(t, q)
+	ts, err := s.app.Composer.QueryTriplets(principal(token(c), "", t.Org, t.Project), t, q)
 	if err != nil {
 		return err
 	}
@@ -128,7 +132,7 @@ func (s *Server) handleGetNode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, err := s.app.Store.Node(t, c.Param("nodeId"))
+	n, err := s.app.Composer.Node(principal(token(c), "", t.Org, t.Project), t, c.Param("nodeId"))
 	if err != nil {
 		return err
 	}
@@ -203,4 +207,27 @@ func (s *Server) handlePutPredicates(c echo.Context) error {
 		return err
 	}
 	return s.handleGetPredicates(c)
+}
+
+// checkWriteProjects refuses an import that touches a project the token
+// may not write: every endpoint placed in another project of the org
+// (sourceProjectId, targetProjectId) must be one of the token's projects
+// when it lists some. The path's project was checked by tenant.
+func checkWriteProjects(tok engine.Token, t engine.Tenant, ts []engine.TripletInput, lines []int) error {
+	if tok.Role == engine.RoleOperator || len(tok.ProjectIDs) == 0 {
+		return nil
+	}
+	for i := range ts {
+		for _, f := range []struct{ name, project string }{{"sourceProjectId", ts[i].SourceProjectID}, {"targetProjectId", ts[i].TargetProjectID}} {
+			if f.project == "" || f.project == t.Project || slices.Contains(tok.ProjectIDs, f.project) {
+				continue
+			}
+			line := i + 1
+			if i < len(lines) && lines[i] > 0 {
+				line = lines[i]
+			}
+			return apiErr(http.StatusForbidden, "forbidden", "line %d: %s %q is a project the token may not write; nothing was written", line, f.name, f.project)
+		}
+	}
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -106,7 +105,7 @@ func (s *Server) handleGetObservation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	o, err := s.app.Store.Observation(t, c.Param("id"))
+	o, err := s.app.Composer.Observation(principal(token(c), "", t.Org, t.Project), t, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -136,24 +135,6 @@ type sessionRequestJSON struct {
 	CrossProjectTransfer *struct{ Enabled bool } `json:"crossProjectTransfer"`
 }
 
-// sessionOwner refuses a session that another org has already logged: a
-// session belongs to the org of its injection logs (operators excepted).
-func (s *Server) sessionOwner(tok engine.Token, session, org string) error {
-	if tok.Role == engine.RoleOperator {
-		return nil
-	}
-	orgs, err := s.app.Store.SessionOrgs(session)
-	if err != nil {
-		return err
-	}
-	for _, o := range orgs {
-		if o != org {
-			return apiErr(http.StatusForbidden, "forbidden", "session %q belongs to another org", session)
-		}
-	}
-	return nil
-}
-
 func (s *Server) handleSessionContext(c echo.Context) error {
 	var req sessionRequestJSON
 	if err := decodeJSON(c, &req); err != nil {
@@ -167,9 +148,6 @@ func (s *Server) handleSessionContext(c echo.Context) error {
 	req.OrgID = t.Org
 	if err := engine.ValidateID(req.SessionID); err != nil {
 		return fieldError("sessionId: %v", err)
-	}
-	if err := s.sessionOwner(tok, req.SessionID, req.OrgID); err != nil {
-		return err
 	}
 	sr := compose.SessionRequest{SessionID: req.SessionID, WorkType: req.WorkType,
 		Scope:    engine.Tenant{Org: req.OrgID, Project: req.ProjectID},
@@ -200,9 +178,6 @@ func (s *Server) handlePostInjectionLog(c echo.Context) error {
 	if err := engine.ValidateID(l.SessionID); err != nil {
 		return fieldError("sessionId: %v", err)
 	}
-	if err := s.sessionOwner(tok, l.SessionID, l.OrgID); err != nil {
-		return err
-	}
 	l.ID, l.FeedbackApplied = "", nil
 	id, err := s.app.Store.PutInjectionLog(l)
 	if err != nil {
@@ -211,33 +186,30 @@ func (s *Server) handlePostInjectionLog(c echo.Context) error {
 	return c.JSON(http.StatusCreated, map[string]string{"id": id})
 }
 
-// sessionParam reads {sessionId} and checks the caller's org owns it.
-func (s *Server) sessionParam(c echo.Context) (string, []engine.InjectionLog, error) {
-	session := c.Param("sessionId")
-	if err := engine.ValidateID(session); err != nil {
-		return "", nil, fieldError("sessionId in path: %v", err)
-	}
-	logs, err := s.app.Store.InjectionLogs(session)
+// sessionLogs reads {sessionId}, says whose it is (sessionOf) and returns
+// its injection logs as the caller may see them (ids it may not read left
+// out). A token limited to some projects may not read the logs of a
+// session of another project.
+func (s *Server) sessionLogs(c echo.Context, bodyOrg string) (org, session string, logs []engine.InjectionLog, err error) {
+	org, session, err = s.sessionOf(c, bodyOrg)
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	tok := token(c)
-	if tok.Role == engine.RoleOperator {
-		return session, logs, nil
+	logs, err = s.app.Composer.InjectionLogs(principal(tok, "", org, ""), org, session)
+	if err != nil {
+		return "", "", nil, err
 	}
 	for _, l := range logs {
-		if l.OrgID != tok.OrgID {
-			return "", nil, apiErr(http.StatusForbidden, "forbidden", "session %q belongs to another org", session)
-		}
-		if l.ProjectID != "" && len(tok.ProjectIDs) > 0 && !slices.Contains(tok.ProjectIDs, l.ProjectID) {
-			return "", nil, apiErr(http.StatusForbidden, "forbidden", "the token may not act on project %q", l.ProjectID)
+		if err := checkOrg(tok, org, l.ProjectID); err != nil {
+			return "", "", nil, err
 		}
 	}
-	return session, logs, nil
+	return org, session, logs, nil
 }
 
 func (s *Server) handleGetInjectionLogs(c echo.Context) error {
-	_, logs, err := s.sessionParam(c)
+	_, _, logs, err := s.sessionLogs(c, "")
 	if err != nil {
 		return err
 	}
@@ -248,12 +220,10 @@ func (s *Server) handleGetInjectionLogs(c echo.Context) error {
 }
 
 func (s *Server) handleFeedback(c echo.Context) error {
-	session, logs, err := s.sessionParam(c)
-	if err != nil {
-		return err
-	}
 	var body struct {
 		Outcome string `json:"outcome"`
+		// OrgID is needed only from operator tokens (see sessionOf).
+		OrgID string `json:"orgId"`
 	}
 	if err := decodeJSON(c, &body); err != nil {
 		return err
@@ -263,14 +233,14 @@ func (s *Server) handleFeedback(c echo.Context) error {
 	default:
 		return fieldError("outcome must be helpful, misleading or neutral")
 	}
+	org, session, logs, err := s.sessionLogs(c, body.OrgID)
+	if err != nil {
+		return err
+	}
 	if len(logs) == 0 {
 		return apiErr(http.StatusNotFound, "not_found", "session %q has no injection logs", session)
 	}
-	org := token(c).OrgID
-	if token(c).Role == engine.RoleOperator {
-		org = logs[0].OrgID
-	}
-	res, err := s.app.Store.ApplyFeedback(c.Request().Context(), session, org, body.Outcome, s.app.FeedbackAlpha)
+	res, err := s.app.Store.ApplyFeedback(c.Request().Context(), org, session, body.Outcome, s.app.FeedbackAlpha)
 	if err != nil {
 		return err
 	}
@@ -317,4 +287,19 @@ func orgProject(tok engine.Token, org, project string) (engine.Tenant, error) {
 		return t, fieldError("projectId: %v", err)
 	}
 	return t, checkOrg(tok, t.Org, t.Project)
+}
+
+// orgOptionalProject is orgProject for bodies whose projectId may be
+// absent (the org is then the whole scope).
+func orgOptionalProject(tok engine.Token, org, project string) (engine.Tenant, error) {
+	if project == "" {
+		if org == "" {
+			org = tok.OrgID
+		}
+		if err := engine.ValidateID(org); err != nil {
+			return engine.Tenant{Org: org}, fieldError("orgId: %v", err)
+		}
+		return engine.Tenant{Org: org}, checkOrg(tok, org, "")
+	}
+	return orgProject(tok, org, project)
 }

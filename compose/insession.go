@@ -153,6 +153,8 @@ func (e *VerbEvent) Validate() error {
 		return bad("query must be at most %d bytes of UTF-8", index.MaxQueryBytes)
 	case e.MemoryScope != "" && e.MemoryScope != "project" && e.MemoryScope != "org" && e.MemoryScope != "session":
 		return bad("memoryScope %q: want project, org or session", e.MemoryScope)
+	case e.ProjectID == "" && (e.MemoryScope == "" || e.MemoryScope == "project"):
+		return bad("projectId is required when memoryScope is project (the default); org and session scopes may omit it")
 	case len(e.MemoryNamespace) > 256 || !utf8.ValidString(e.MemoryNamespace) || hasCtl(e.MemoryNamespace):
 		return bad("memoryNamespace must be at most 256 bytes of UTF-8 without control characters")
 	}
@@ -211,12 +213,16 @@ type Injector struct {
 	C *Composer
 
 	mu       sync.Mutex
-	sessions map[string]*sessionState
+	sessions map[sessionRef]*sessionState
 
 	// slow, when set (tests), runs before the lookups: an artificially
 	// slow store.
 	slow func(ctx context.Context)
 }
+
+// sessionRef names a session: session ids are scoped by org, so two orgs
+// using one id have two states.
+type sessionRef struct{ org, session string }
 
 type sessionState struct {
 	delivered map[string]bool
@@ -226,31 +232,32 @@ type sessionState struct {
 
 // NewInjector returns an injector over c.
 func NewInjector(c *Composer) *Injector {
-	return &Injector{C: c, sessions: map[string]*sessionState{}}
+	return &Injector{C: c, sessions: map[sessionRef]*sessionState{}}
 }
 
-func (in *Injector) state(session string) *sessionState {
-	st := in.sessions[session]
+func (in *Injector) state(org, session string) *sessionState {
+	k := sessionRef{org, session}
+	st := in.sessions[k]
 	if st == nil {
 		st = &sessionState{delivered: map[string]bool{}}
-		in.sessions[session] = st
+		in.sessions[k] = st
 	}
 	return st
 }
 
-// Forget drops a session's in-memory state (forgetSession).
-func (in *Injector) Forget(session string) {
+// Forget drops org's session's in-memory state (forgetSession).
+func (in *Injector) Forget(org, session string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	delete(in.sessions, session)
+	delete(in.sessions, sessionRef{org, session})
 }
 
-// Drain returns and clears the blocks queued for the session's next turn,
-// oldest first (drainPendingForNextTurn).
-func (in *Injector) Drain(session string) []PendingInjection {
+// Drain returns and clears the blocks queued for org's session's next
+// turn, oldest first (drainPendingForNextTurn).
+func (in *Injector) Drain(org, session string) []PendingInjection {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	st := in.sessions[session]
+	st := in.sessions[sessionRef{org, session}]
 	if st == nil || len(st.pending) == 0 {
 		return []PendingInjection{}
 	}
@@ -259,15 +266,15 @@ func (in *Injector) Drain(session string) []PendingInjection {
 	return out
 }
 
-// delivered returns a copy of the session's delivered set, seeding it from
-// the session's injection logs (the start-of-session block) once.
-func (in *Injector) delivered(session string) (map[string]bool, error) {
+// delivered returns a copy of org's session's delivered set, seeding it
+// from the session's injection logs (the start-of-session block) once.
+func (in *Injector) delivered(org, session string) (map[string]bool, error) {
 	in.mu.Lock()
-	st := in.state(session)
+	st := in.state(org, session)
 	seeded := st.seeded
 	in.mu.Unlock()
 	if !seeded {
-		logs, err := in.C.Store.InjectionLogs(session)
+		logs, err := in.C.Store.InjectionLogs(org, session)
 		if err != nil {
 			return nil, err
 		}
@@ -294,6 +301,10 @@ type Event struct {
 	// block goes on the durable queue); otherwise it waits for the next
 	// turn (drain).
 	SupportsMessageInjection bool
+	// LeaseProjectID is the project the session was claimed for (its
+	// lease), if any: an org- or session-scoped event that names no
+	// project takes its project's gates from it.
+	LeaseProjectID string
 }
 
 type match struct {
@@ -329,7 +340,9 @@ func (in *Injector) Handle(ctx context.Context, ev Event) (InjectionResult, erro
 	if !cfg.Enabled || slices.Contains(cfg.DisabledForAgents, agent) {
 		return done(OutcomeDisabled)
 	}
-	ten := engine.Tenant{Org: ev.OrgID, Project: ev.ProjectID}
+	// The gates are the project's: the event's, else the session's lease's;
+	// an org- or session-scoped event with neither takes the defaults.
+	ten := engine.Tenant{Org: ev.OrgID, Project: cmpOrStr(ev.ProjectID, ev.LeaseProjectID)}
 	mem, err := in.C.Settings.MemoryConfig(ten)
 	if err != nil {
 		return res, err
@@ -338,7 +351,7 @@ func (in *Injector) Handle(ctx context.Context, ev Event) (InjectionResult, erro
 		res.Note = "memory is disabled for the project"
 		return done(OutcomeDisabled)
 	}
-	delivered, err := in.delivered(ev.SessionID)
+	delivered, err := in.delivered(ev.OrgID, ev.SessionID)
 	if err != nil {
 		return res, err
 	}
@@ -380,7 +393,7 @@ func (in *Injector) Handle(ctx context.Context, ev Event) (InjectionResult, erro
 		res.Duplicate = dup
 	}
 	in.mu.Lock()
-	st := in.state(ev.SessionID)
+	st := in.state(ev.OrgID, ev.SessionID)
 	for _, id := range m.obsIDs {
 		st.delivered[id] = true
 	}
@@ -486,7 +499,7 @@ func (in *Injector) match(ctx context.Context, ev Event, cfg InSessionConfig, de
 			room -= 2
 		}
 		g := &GraphBlock{Triplets: []GraphTriplet{}}
-		graphOn, err := c.Settings.GraphEnabledForProject(engine.Tenant{Org: ev.OrgID, Project: ev.ProjectID})
+		graphOn, err := c.Settings.GraphEnabledForProject(engine.Tenant{Org: ev.OrgID, Project: cmpOrStr(ev.ProjectID, ev.LeaseProjectID)})
 		if err != nil {
 			return err
 		}

@@ -59,22 +59,22 @@ func TestInjectorOutcomes(t *testing.T) {
 		}
 	}
 	// Drain returns the pending blocks in order, then nothing.
-	p := in.Drain("ses_live")
+	p := in.Drain("org_a", "ses_live")
 	if len(p) < 1 || p[0].Block == "" {
 		t.Fatalf("drain: %+v", p)
 	}
-	if len(in.Drain("ses_live")) != 0 {
+	if len(in.Drain("org_a", "ses_live")) != 0 {
 		t.Fatal("drain did not clear")
 	}
 	// Injected: on the durable queue.
-	in.Forget("ses_live")
+	in.Forget("org_a", "ses_live")
 	x := ev("Read", []string{"pkg/auth/mw.go"}, "logging tokens")
 	x.SupportsMessageInjection = true
 	r = must(in.Handle(ctx, x))
 	if r.Outcome != OutcomeInjected || !r.Pushed {
 		t.Fatalf("injected: %+v", r)
 	}
-	q, _ := e.st.PendingInjects("ses_live")
+	q, _ := e.st.PendingInjects("org_a", "ses_live")
 	if len(q) != 1 || q[0].Text != r.Block {
 		t.Fatalf("durable queue: %+v", q)
 	}
@@ -97,10 +97,10 @@ func TestInjectorOutcomes(t *testing.T) {
 	}
 	e.c.Settings.SetInSessionConfig(DefaultInSessionConfig())
 	// runtimeInjectEnabled off: matched, nothing pushed.
-	in.Forget("ses_live")
+	in.Forget("org_a", "ses_live")
 	e.c.Settings.SetMemoryConfig(tenA, MemoryConfig{MemoryEnabled: true, GraphEnabled: true, RuntimeInjectEnabled: false})
 	r = must(in.Handle(ctx, ev("Edit", []string{"pkg/http/router.go"}, "")))
-	if r.Pushed || r.Block == "" || r.Note == "" || len(in.Drain("ses_live")) != 0 {
+	if r.Pushed || r.Block == "" || r.Note == "" || len(in.Drain("org_a", "ses_live")) != 0 {
 		t.Fatalf("runtime inject off: %+v", r)
 	}
 }
@@ -116,7 +116,7 @@ func TestInjectorScopesAndStartOfSession(t *testing.T) {
 		t.Fatalf("namespace: %q", r.Block)
 	}
 	// Session scope: only observations stamped with the session.
-	in.Forget("ses_live")
+	in.Forget("org_a", "ses_live")
 	x = ev("Read", nil, "router timeouts retries")
 	x.MemoryScope = "session"
 	r, _ = in.Handle(ctx, x)
@@ -124,7 +124,7 @@ func TestInjectorScopesAndStartOfSession(t *testing.T) {
 		t.Fatalf("session scope: %q", r.Block)
 	}
 	// Observations of the start-of-session block are never repeated.
-	in.Forget("ses_start")
+	in.Forget("org_a", "ses_start")
 	b, err := e.c.SessionBlock(ctx, SessionRequest{SessionID: "ses_start", WorkType: WorkBugFix, Scope: tenA, Identity: agent("org_a"), QueryText: "router retries"})
 	if err != nil || len(b.ObservationIDs) == 0 {
 		t.Fatalf("start block: %+v %v", b, err)

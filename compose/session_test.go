@@ -84,7 +84,7 @@ func TestSessionBlockFormatAndBudget(t *testing.T) {
 		t.Fatalf("ids: %+v", b)
 	}
 	// The log holds exactly what was returned.
-	logs, err := e.st.InjectionLogs("ses_1")
+	logs, err := e.st.InjectionLogs("org_a", "ses_1")
 	if err != nil || len(logs) != 1 || logs[0].ID != b.LogID || logs[0].ActualTokens != b.ActualTokens ||
 		fmt.Sprint(logs[0].ObservationIDs) != fmt.Sprint(b.ObservationIDs) || fmt.Sprint(logs[0].GraphEdgeKeys) != fmt.Sprint(b.GraphEdgeKeys) ||
 		logs[0].QueryText != "auth middleware null pointer" || logs[0].WorkType != WorkBugFix {
@@ -151,7 +151,7 @@ func TestSessionGatesTruthTable(t *testing.T) {
 						if hasGraph != wantGraph || b.Gates.GraphIncluded != wantGraph || hasObs != memory || (!memory && b.Block != "") {
 							t.Fatalf("memory=%v graph=%v kg=%v work=%s asked=%v: graph %v obs %v block %q", memory, graph, kg, wt, asked, hasGraph, hasObs, b.Block)
 						}
-						if logs, _ := e.st.InjectionLogs(req.SessionID); len(logs) != 1 {
+						if logs, _ := e.st.InjectionLogs(req.Scope.Org, req.SessionID); len(logs) != 1 {
 							t.Fatalf("not logged: %v", logs)
 						}
 					}
@@ -213,7 +213,7 @@ func TestSessionFeedbackChangesRankings(t *testing.T) {
 		if _, err := e.st.PutInjectionLog(l); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.st.ApplyFeedback(ctx, sess, "org_a", engine.OutcomeMisleading, 0.2); err != nil {
+		if _, err := e.st.ApplyFeedback(ctx, "org_a", sess, engine.OutcomeMisleading, 0.2); err != nil {
 			t.Fatal(err)
 		}
 	}

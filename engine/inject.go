@@ -27,6 +27,9 @@ type Lease struct {
 	Capability LeaseCapability `json:"capability"`
 	ClaimedAt  time.Time       `json:"claimedAt"`
 	ExpiresAt  time.Time       `json:"expiresAt"`
+	// LeaseSeconds is the length the lease was claimed (or last
+	// refreshed) with; a refresh that names none renews for as long.
+	LeaseSeconds int `json:"leaseSeconds,omitempty"`
 }
 
 // LeaseCapability is what the worker's agent runtime can do.
@@ -36,6 +39,19 @@ type LeaseCapability struct {
 
 // Live reports whether the lease has not expired at now.
 func (l *Lease) Live(now time.Time) bool { return now.Before(l.ExpiresAt) }
+
+// Length is the lease's length: what it was claimed or last refreshed
+// for. A refresh without a length of its own renews for this long.
+func (l *Lease) Length() time.Duration {
+	if l.LeaseSeconds > 0 {
+		return time.Duration(l.LeaseSeconds) * time.Second
+	}
+	// Leases written before LeaseSeconds was kept: their first term.
+	if d := l.ExpiresAt.Sub(l.ClaimedAt); d > 0 && d <= MaxLease {
+		return d.Round(time.Second)
+	}
+	return 30 * time.Second
+}
 
 // MaxLease bounds a lease's duration.
 const MaxLease = time.Hour
@@ -73,18 +89,20 @@ var (
 	ErrNotInFlight = fmt.Errorf("%w: not the in-flight inject of the session", ErrConflict)
 )
 
-// Keys: 's' + session -> lease; 'q' + session + 0 + seq -> inject;
-// 'h' + session + 0 + content hash -> seq (dedupe, kept after ack).
-func leaseKey(session string) []byte { return append([]byte{pfxLease}, session...) }
+// Keys (sessionKey): 's' org 0 session 0 -> lease; 'q' org 0 session 0
+// seq -> inject; 'h' org 0 session 0 content hash -> seq (dedupe, kept
+// after ack). A session id is scoped by its org: two orgs using the same id
+// have two sessions that never meet.
+func leaseKey(org, session string) []byte { return sessionKey(pfxLease, org, session) }
 
-func injectPrefix(session string) []byte { return append(append([]byte{pfxInject}, session...), 0) }
+func injectPrefix(org, session string) []byte { return sessionKey(pfxInject, org, session) }
 
-func injectKey(session string, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(injectPrefix(session), seq)
+func injectKey(org, session string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(injectPrefix(org, session), seq)
 }
 
-func hashKey(session, hash string) []byte {
-	return append(append(append([]byte{pfxInjectHash}, session...), 0), hash...)
+func hashKey(org, session, hash string) []byte {
+	return append(sessionKey(pfxInjectHash, org, session), hash...)
 }
 
 // ContentHash is the dedupe key of an inject's text.
@@ -136,52 +154,58 @@ func (s *Store) ClaimLease(l Lease, d time.Duration, now time.Time) (Lease, erro
 	}
 	err := s.update(func(txn *badger.Txn) error {
 		var cur Lease
-		found, err := getJSON(txn, leaseKey(l.SessionID), &cur)
+		found, err := getJSON(txn, leaseKey(l.OrgID, l.SessionID), &cur)
 		if err != nil {
 			return err
-		}
-		if found && cur.OrgID != l.OrgID {
-			return fmt.Errorf("%w: session %q belongs to another org", ErrForbidden, l.SessionID)
 		}
 		if found && cur.WorkerID != l.WorkerID && cur.Live(now) {
 			return ErrLeaseHeld
 		}
-		l.ClaimedAt, l.ExpiresAt = now.UTC(), now.Add(d).UTC()
-		return setJSON(txn, leaseKey(l.SessionID), &l)
+		l.ClaimedAt, l.ExpiresAt, l.LeaseSeconds = now.UTC(), now.Add(d).UTC(), int(d/time.Second)
+		if err := markSession(txn, l.OrgID, l.SessionID); err != nil {
+			return err
+		}
+		return setJSON(txn, leaseKey(l.OrgID, l.SessionID), &l)
 	})
 	return l, err
 }
 
-// RefreshLease extends worker's lease by d (the lock-refresh beat) and
-// returns it. ErrNotHolder when the worker does not hold the lease (a
-// lapsed lease nobody took over may still be refreshed by its holder).
-func (s *Store) RefreshLease(session, worker string, d time.Duration, now time.Time) (Lease, error) {
+// RefreshLease extends worker's lease on org's session (the lock-refresh
+// beat) and returns it. d is the new lease length; 0 keeps the length the
+// lease was claimed (or last refreshed) with. ErrNotHolder when the worker
+// does not hold the lease (a lapsed lease nobody took over may still be
+// refreshed by its holder).
+func (s *Store) RefreshLease(org, session, worker string, d time.Duration, now time.Time) (Lease, error) {
 	var l Lease
-	if d <= 0 || d > MaxLease {
+	if d < 0 || d > MaxLease {
 		return l, fmt.Errorf("%w: lease of %s: must be more than 0 and at most %s", ErrInvalidInput, d, MaxLease)
 	}
 	err := s.update(func(txn *badger.Txn) error {
-		found, err := getJSON(txn, leaseKey(session), &l)
+		found, err := getJSON(txn, leaseKey(org, session), &l)
 		if err != nil {
 			return err
 		}
 		if !found || l.WorkerID != worker {
 			return ErrNotHolder
 		}
+		if d == 0 {
+			d = l.Length()
+		}
 		l.ExpiresAt = now.Add(d).UTC()
-		return setJSON(txn, leaseKey(session), &l)
+		l.LeaseSeconds = int(d / time.Second)
+		return setJSON(txn, leaseKey(org, session), &l)
 	})
 	return l, err
 }
 
-// LeaseOf returns the session's lease (ErrNotFound if never claimed).
-func (s *Store) LeaseOf(session string) (Lease, error) {
+// LeaseOf returns org's session's lease (ErrNotFound if never claimed).
+func (s *Store) LeaseOf(org, session string) (Lease, error) {
 	var l Lease
 	if err := s.checkOpen(); err != nil {
 		return l, err
 	}
 	err := s.db.View(func(txn *badger.Txn) error {
-		found, err := getJSON(txn, leaseKey(session), &l)
+		found, err := getJSON(txn, leaseKey(org, session), &l)
 		if err == nil && !found {
 			return ErrNotFound
 		}
@@ -190,9 +214,10 @@ func (s *Store) LeaseOf(session string) (Lease, error) {
 	return l, err
 }
 
-// DeleteLease removes the session's lease (forgetting a finished session).
-func (s *Store) DeleteLease(session string) error {
-	return s.update(func(txn *badger.Txn) error { return txn.Delete(leaseKey(session)) })
+// DeleteLease removes org's session's lease (forgetting a finished
+// session).
+func (s *Store) DeleteLease(org, session string) error {
+	return s.update(func(txn *badger.Txn) error { return txn.Delete(leaseKey(org, session)) })
 }
 
 // MaxInjectBytes bounds an inject's text.
@@ -224,13 +249,7 @@ func (s *Store) Enqueue(in Inject, now time.Time) (Inject, bool, error) {
 	}
 	dup := false
 	err := s.update(func(txn *badger.Txn) error {
-		var l Lease
-		if found, err := getJSON(txn, leaseKey(in.SessionID), &l); err != nil {
-			return err
-		} else if found && l.OrgID != in.OrgID {
-			return fmt.Errorf("%w: session %q belongs to another org", ErrForbidden, in.SessionID)
-		}
-		if _, err := txn.Get(hashKey(in.SessionID, in.ContentHash)); err == nil {
+		if _, err := txn.Get(hashKey(in.OrgID, in.SessionID, in.ContentHash)); err == nil {
 			dup = true
 			return nil
 		} else if err != badger.ErrKeyNotFound {
@@ -238,34 +257,37 @@ func (s *Store) Enqueue(in Inject, now time.Time) (Inject, bool, error) {
 		}
 		s.injectSeq++
 		in.Seq, in.State, in.EnqueuedAt, in.Attempts, in.DeliveryID = s.injectSeq, InjectPending, now.UTC(), 0, ""
-		if err := setJSON(txn, injectKey(in.SessionID, in.Seq), &in); err != nil {
+		if err := setJSON(txn, injectKey(in.OrgID, in.SessionID, in.Seq), &in); err != nil {
+			return err
+		}
+		if err := markSession(txn, in.OrgID, in.SessionID); err != nil {
 			return err
 		}
 		if err := txn.Set([]byte(keyMetaInjectSeq), binary.BigEndian.AppendUint64(nil, s.injectSeq)); err != nil {
 			return err
 		}
-		return txn.Set(hashKey(in.SessionID, in.ContentHash), binary.BigEndian.AppendUint64(nil, in.Seq))
+		return txn.Set(hashKey(in.OrgID, in.SessionID, in.ContentHash), binary.BigEndian.AppendUint64(nil, in.Seq))
 	})
 	return in, dup, err
 }
 
-// ClaimInject hands the session's next inject to worker, who must hold
+// ClaimInject hands org's session's next inject to worker, who must hold
 // the session's live lease (claimPendingInjectForSession): the in-flight
 // one again if it was never acked (attempts grows), else the oldest
 // pending one, now in flight with a fresh deliveryId. (nil, nil) when the
 // queue is empty; ErrNotHolder for anyone but the lease holder.
-func (s *Store) ClaimInject(session, worker string, now time.Time) (*Inject, error) {
+func (s *Store) ClaimInject(org, session, worker string, now time.Time) (*Inject, error) {
 	var out *Inject
 	err := s.update(func(txn *badger.Txn) error {
 		var l Lease
-		found, err := getJSON(txn, leaseKey(session), &l)
+		found, err := getJSON(txn, leaseKey(org, session), &l)
 		if err != nil {
 			return err
 		}
 		if !found || l.WorkerID != worker || !l.Live(now) {
 			return ErrNotHolder
 		}
-		in, key, err := firstInject(txn, session)
+		in, key, err := firstInject(txn, org, session)
 		if err != nil || in == nil {
 			return err
 		}
@@ -286,9 +308,9 @@ func (s *Store) ClaimInject(session, worker string, now time.Time) (*Inject, err
 
 // firstInject returns the oldest inject of the session that is not acked
 // (acked ones are deleted, so it is the first record).
-func firstInject(txn *badger.Txn, session string) (*Inject, []byte, error) {
+func firstInject(txn *badger.Txn, org, session string) (*Inject, []byte, error) {
 	opts := badger.DefaultIteratorOptions
-	opts.Prefix = injectPrefix(session)
+	opts.Prefix = injectPrefix(org, session)
 	opts.PrefetchValues = false
 	it := txn.NewIterator(opts)
 	defer it.Close()
@@ -307,9 +329,9 @@ func firstInject(txn *badger.Txn, session string) (*Inject, []byte, error) {
 // AckInject consumes the session's in-flight inject (ackMemoryInject);
 // ErrNotInFlight for any other delivery id. The content hash is kept, so
 // the same text is never enqueued for the session again.
-func (s *Store) AckInject(session, deliveryID string) error {
+func (s *Store) AckInject(org, session, deliveryID string) error {
 	return s.update(func(txn *badger.Txn) error {
-		in, key, err := firstInject(txn, session)
+		in, key, err := firstInject(txn, org, session)
 		if err != nil {
 			return err
 		}
@@ -320,10 +342,11 @@ func (s *Store) AckInject(session, deliveryID string) error {
 	})
 }
 
-// PendingInjects returns the session's injects not yet acked, oldest first.
-func (s *Store) PendingInjects(session string) ([]Inject, error) {
+// PendingInjects returns org's session's injects not yet acked, oldest
+// first.
+func (s *Store) PendingInjects(org, session string) ([]Inject, error) {
 	var out []Inject
-	err := s.iterate(injectPrefix(session), func(_, v []byte) error {
+	err := s.iterate(injectPrefix(org, session), func(_, v []byte) error {
 		var in Inject
 		if err := json.Unmarshal(v, &in); err != nil {
 			return err

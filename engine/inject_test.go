@@ -18,10 +18,10 @@ func TestLeases(t *testing.T) {
 	if _, err := s.ClaimLease(l2, 30*time.Second, now.Add(10*time.Second)); !errors.Is(err, ErrLeaseHeld) || !errors.Is(err, ErrConflict) {
 		t.Fatalf("second worker while live: %v", err)
 	}
-	if _, err := s.RefreshLease("ses_1", "w2", time.Minute, now); !errors.Is(err, ErrNotHolder) {
+	if _, err := s.RefreshLease("org_a", "ses_1", "w2", time.Minute, now); !errors.Is(err, ErrNotHolder) {
 		t.Fatalf("non-holder refresh: %v", err)
 	}
-	got, err := s.RefreshLease("ses_1", "w1", time.Minute, now.Add(20*time.Second))
+	got, err := s.RefreshLease("org_a", "ses_1", "w1", time.Minute, now.Add(20*time.Second))
 	if err != nil || !got.ExpiresAt.Equal(now.Add(80*time.Second)) {
 		t.Fatalf("refresh: %+v %v", got, err)
 	}
@@ -30,14 +30,23 @@ func TestLeases(t *testing.T) {
 			t.Fatalf("lease %s: %v", d, err)
 		}
 	}
+	// Session ids are scoped by org: org_b's ses_1 is another session,
+	// which org_a's live lease does not block and which holds no lease of
+	// org_a's.
 	other := l
-	other.OrgID = "org_b"
-	if _, err := s.ClaimLease(other, time.Minute, now.Add(time.Hour)); !errors.Is(err, ErrForbidden) {
-		t.Fatalf("another org's claim: %v", err)
+	other.OrgID, other.WorkerID = "org_b", "w9"
+	if _, err := s.ClaimLease(other, time.Minute, now.Add(10*time.Second)); err != nil {
+		t.Fatalf("another org's session of the same id: %v", err)
+	}
+	if _, err := s.RefreshLease("org_b", "ses_1", "w1", 0, now); !errors.Is(err, ErrNotHolder) {
+		t.Fatalf("org_a's worker refreshed org_b's session: %v", err)
+	}
+	if orgs, err := s.SessionOrgs("ses_1"); err != nil || len(orgs) != 2 || orgs[0] != "org_a" || orgs[1] != "org_b" {
+		t.Fatalf("SessionOrgs: %v %v", orgs, err)
 	}
 	// Durable across a restart; a lapsed lease can be taken over.
 	s = reopen(t, s, dir, nil)
-	if cur, err := s.LeaseOf("ses_1"); err != nil || cur.WorkerID != "w1" {
+	if cur, err := s.LeaseOf("org_a", "ses_1"); err != nil || cur.WorkerID != "w1" {
 		t.Fatalf("after reopen: %+v %v", cur, err)
 	}
 	if got, err := s.ClaimLease(l2, 30*time.Second, now.Add(2*time.Minute)); err != nil || got.WorkerID != "w2" {
@@ -59,37 +68,41 @@ func TestInjectQueue(t *testing.T) {
 		t.Fatal("duplicate inserted")
 	}
 	s.Enqueue(Inject{SessionID: "ses_1", OrgID: "org_a", Text: "block B"}, now)
-	if _, _, err := s.Enqueue(Inject{SessionID: "ses_1", OrgID: "org_b", Text: "x"}, now); !errors.Is(err, ErrForbidden) {
-		t.Fatalf("another org enqueued: %v", err)
+	// org_b's ses_1 is another queue: its text never reaches org_a's.
+	if _, dup, err := s.Enqueue(Inject{SessionID: "ses_1", OrgID: "org_b", Text: "block A"}, now); err != nil || dup {
+		t.Fatalf("another org's session of the same id: %v dup=%v", err, dup)
 	}
-	if in, err := s.ClaimInject("ses_1", "w2", now); !errors.Is(err, ErrNotHolder) || in != nil {
+	if q, _ := s.PendingInjects("org_b", "ses_1"); len(q) != 1 {
+		t.Fatalf("org_b's queue: %+v", q)
+	}
+	if in, err := s.ClaimInject("org_a", "ses_1", "w2", now); !errors.Is(err, ErrNotHolder) || in != nil {
 		t.Fatalf("non-holder claimed: %v", err)
 	}
-	d1, err := s.ClaimInject("ses_1", "w1", now)
+	d1, err := s.ClaimInject("org_a", "ses_1", "w1", now)
 	if err != nil || d1 == nil || d1.Text != "block A" || d1.Attempts != 1 || d1.DeliveryID == "" {
 		t.Fatalf("claim: %+v %v", d1, err)
 	}
 	// Unacked: the same one again (at most one in flight), across a restart.
 	s = reopen(t, s, dir, nil)
-	d2, _ := s.ClaimInject("ses_1", "w1", now.Add(time.Second))
+	d2, _ := s.ClaimInject("org_a", "ses_1", "w1", now.Add(time.Second))
 	if d2.DeliveryID != d1.DeliveryID || d2.Attempts != 2 {
 		t.Fatalf("re-delivery: %+v", d2)
 	}
-	if err := s.AckInject("ses_1", "dlv_wrong"); !errors.Is(err, ErrNotInFlight) {
+	if err := s.AckInject("org_a", "ses_1", "dlv_wrong"); !errors.Is(err, ErrNotInFlight) {
 		t.Fatalf("wrong ack: %v", err)
 	}
-	if err := s.AckInject("ses_1", d1.DeliveryID); err != nil {
+	if err := s.AckInject("org_a", "ses_1", d1.DeliveryID); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AckInject("ses_1", d1.DeliveryID); !errors.Is(err, ErrNotInFlight) {
+	if err := s.AckInject("org_a", "ses_1", d1.DeliveryID); !errors.Is(err, ErrNotInFlight) {
 		t.Fatalf("double ack: %v", err)
 	}
-	d3, _ := s.ClaimInject("ses_1", "w1", now)
+	d3, _ := s.ClaimInject("org_a", "ses_1", "w1", now)
 	if d3 == nil || d3.Text != "block B" {
 		t.Fatalf("FIFO: %+v", d3)
 	}
-	s.AckInject("ses_1", d3.DeliveryID)
-	if d4, err := s.ClaimInject("ses_1", "w1", now); d4 != nil || err != nil {
+	s.AckInject("org_a", "ses_1", d3.DeliveryID)
+	if d4, err := s.ClaimInject("org_a", "ses_1", "w1", now); d4 != nil || err != nil {
 		t.Fatalf("empty queue: %+v %v", d4, err)
 	}
 	// An acked text stays a duplicate.
@@ -98,7 +111,35 @@ func TestInjectQueue(t *testing.T) {
 	}
 	// A lapsed lease receives nothing.
 	s.Enqueue(Inject{SessionID: "ses_1", OrgID: "org_a", Text: "block C"}, now)
-	if _, err := s.ClaimInject("ses_1", "w1", now.Add(2*time.Minute)); !errors.Is(err, ErrNotHolder) {
+	if _, err := s.ClaimInject("org_a", "ses_1", "w1", now.Add(2*time.Minute)); !errors.Is(err, ErrNotHolder) {
 		t.Fatalf("lapsed holder claimed: %v", err)
+	}
+}
+
+// A refresh without a length renews for the length the lease was claimed
+// with, not a fixed 30 s; a refresh with one renews for it, and later
+// refreshes keep that.
+func TestRefreshKeepsLeaseLength(t *testing.T) {
+	s, dir := openTest(t, nil)
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	l := Lease{SessionID: "ses_1", WorkerID: "w1", OrgID: "org_a"}
+	if _, err := s.ClaimLease(l, 120*time.Second, now); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.RefreshLease("org_a", "ses_1", "w1", 0, now.Add(10*time.Second))
+	if err != nil || !got.ExpiresAt.Equal(now.Add(130*time.Second)) {
+		t.Fatalf("refresh without a length: %+v %v", got, err)
+	}
+	got, err = s.RefreshLease("org_a", "ses_1", "w1", 45*time.Second, now.Add(20*time.Second))
+	if err != nil || !got.ExpiresAt.Equal(now.Add(65*time.Second)) {
+		t.Fatalf("refresh with a length: %+v %v", got, err)
+	}
+	s = reopen(t, s, dir, nil)
+	got, err = s.RefreshLease("org_a", "ses_1", "w1", 0, now.Add(30*time.Second))
+	if err != nil || !got.ExpiresAt.Equal(now.Add(75*time.Second)) {
+		t.Fatalf("refresh after a restart keeps the last length: %+v %v", got, err)
+	}
+	if _, err := s.RefreshLease("org_a", "ses_1", "w1", -time.Second, now); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("negative length: %v", err)
 	}
 }

@@ -41,20 +41,15 @@ type InjectionLog struct {
 	FeedbackApplied []string `json:"feedbackApplied,omitempty"`
 }
 
-// Log ids and keys: 'l' + session id + 0 + big-endian nanoseconds + log id,
-// so one prefix scan lists a session's logs in time order.
-func logKey(session string, ts time.Time, id string) []byte {
-	k := make([]byte, 0, 2+len(session)+8+len(id))
-	k = append(k, pfxLog)
-	k = append(k, session...)
-	k = append(k, 0)
-	k = binary.BigEndian.AppendUint64(k, uint64(ts.UnixNano()))
+// Log ids and keys: 'l' org 0 session 0 (sessionKey) + big-endian
+// nanoseconds + log id, so one prefix scan lists an org's session's logs in
+// time order.
+func logKey(org, session string, ts time.Time, id string) []byte {
+	k := binary.BigEndian.AppendUint64(logPrefix(org, session), uint64(ts.UnixNano()))
 	return append(k, id...)
 }
 
-func logPrefix(session string) []byte {
-	return append(append([]byte{pfxLog}, session...), 0)
-}
+func logPrefix(org, session string) []byte { return sessionKey(pfxLog, org, session) }
 
 // Injection log limits: a log lists at most this many ids of each kind.
 const maxLogIDs = 10_000
@@ -118,20 +113,23 @@ func (s *Store) PutInjectionLog(l InjectionLog) (string, error) {
 		return "", err
 	}
 	if err := s.db.Update(func(txn *badger.Txn) error {
-		return txn.Set(logKey(l.SessionID, l.Timestamp, l.ID), v)
+		if err := markSession(txn, l.OrgID, l.SessionID); err != nil {
+			return err
+		}
+		return txn.Set(logKey(l.OrgID, l.SessionID, l.Timestamp, l.ID), v)
 	}); err != nil {
 		return "", fmt.Errorf("engine: store injection log: %w", err)
 	}
 	return l.ID, nil
 }
 
-// InjectionLogs returns a session's logs, newest first.
-func (s *Store) InjectionLogs(session string) ([]InjectionLog, error) {
+// InjectionLogs returns org's session's logs, newest first.
+func (s *Store) InjectionLogs(org, session string) ([]InjectionLog, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
 	var out []InjectionLog
-	err := s.iterate(logPrefix(session), func(_, v []byte) error {
+	err := s.iterate(logPrefix(org, session), func(_, v []byte) error {
 		var l InjectionLog
 		if err := json.Unmarshal(v, &l); err != nil {
 			return fmt.Errorf("%w: injection log: %v", ErrCorrupt, err)
@@ -160,12 +158,12 @@ type FeedbackResult struct {
 	Logs int `json:"logs"`
 }
 
-// ApplyFeedback applies outcome to everything the session's injection logs
-// of org surfaced: w <- (1 - alpha) w + alpha s, s = 1 for helpful, 0 for
+// ApplyFeedback applies outcome to everything org's session's injection
+// logs surfaced: w <- (1 - alpha) w + alpha s, s = 1 for helpful, 0 for
 // misleading; neutral moves nothing but is recorded. Each log takes each
 // outcome once. Weights, and the logs' record of what was applied, commit
 // in one batch.
-func (s *Store) ApplyFeedback(ctx context.Context, session, org, outcome string, alpha float64) (FeedbackResult, error) {
+func (s *Store) ApplyFeedback(ctx context.Context, org, session, outcome string, alpha float64) (FeedbackResult, error) {
 	var res FeedbackResult
 	var target float64
 	switch outcome {
@@ -187,12 +185,12 @@ func (s *Store) ApplyFeedback(ctx context.Context, session, org, outcome string,
 			log InjectionLog
 		}
 		var rows []logRow
-		err := s.iterate(logPrefix(session), func(k, v []byte) error {
+		err := s.iterate(logPrefix(org, session), func(k, v []byte) error {
 			var l InjectionLog
 			if err := json.Unmarshal(v, &l); err != nil {
 				return fmt.Errorf("%w: injection log: %v", ErrCorrupt, err)
 			}
-			if l.OrgID == org && !slices.Contains(l.FeedbackApplied, outcome) {
+			if !slices.Contains(l.FeedbackApplied, outcome) {
 				rows = append(rows, logRow{bytes.Clone(k), l})
 			}
 			return nil
@@ -292,22 +290,6 @@ func (b *batch) edgeByKey(k EdgeKey) (uint32, bool) {
 	}
 	e, ok := b.g.edgeByTriple(src, rel, dst)
 	return e, ok
-}
-
-// SessionOrgs returns the orgs that own injection logs of a session (for
-// access checks: a session belongs to the org that logged it).
-func (s *Store) SessionOrgs(session string) ([]string, error) {
-	logs, err := s.InjectionLogs(session)
-	if err != nil {
-		return nil, err
-	}
-	var orgs []string
-	for _, l := range logs {
-		if !slices.Contains(orgs, l.OrgID) {
-			orgs = append(orgs, l.OrgID)
-		}
-	}
-	return orgs, nil
 }
 
 // UpdateEdgeWeights moves the weight of each live edge in edges with

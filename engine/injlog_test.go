@@ -29,12 +29,12 @@ func TestInjectionLogsAndFeedback(t *testing.T) {
 	if _, err := s.PutInjectionLog(InjectionLog{SessionID: "bad id", OrgID: "o"}); err == nil {
 		t.Fatal("bad session id accepted")
 	}
-	logs, err := s.InjectionLogs("ses_1")
+	logs, err := s.InjectionLogs(tenA.Org, "ses_1")
 	if err != nil || len(logs) != 2 || logs[0].ID != id2 || logs[1].ID != id1 {
 		t.Fatalf("logs: %+v %v", logs, err)
 	}
 	// Two logs: helpful applies twice (once per log), then never again.
-	res, err := s.ApplyFeedback(ctx, "ses_1", tenA.Org, OutcomeHelpful, 0.2)
+	res, err := s.ApplyFeedback(ctx, tenA.Org, "ses_1", OutcomeHelpful, 0.2)
 	if err != nil || res != (FeedbackResult{Observations: 1, Nodes: 2, Edges: 1, Logs: 2}) {
 		t.Fatalf("feedback: %+v %v", res, err)
 	}
@@ -54,21 +54,21 @@ func TestInjectionLogsAndFeedback(t *testing.T) {
 		}
 	}
 	check(want)
-	if res, _ := s.ApplyFeedback(ctx, "ses_1", tenA.Org, OutcomeHelpful, 0.2); res.Logs != 0 {
+	if res, _ := s.ApplyFeedback(ctx, tenA.Org, "ses_1", OutcomeHelpful, 0.2); res.Logs != 0 {
 		t.Fatalf("helpful applied twice: %+v", res)
 	}
 	// Another org's feedback touches nothing of this org's session.
-	if res, _ := s.ApplyFeedback(ctx, "ses_1", tenB.Org, OutcomeMisleading, 0.2); res.Logs != 0 {
+	if res, _ := s.ApplyFeedback(ctx, tenB.Org, "ses_1", OutcomeMisleading, 0.2); res.Logs != 0 {
 		t.Fatalf("foreign org applied feedback: %+v", res)
 	}
 	s = reopen(t, s, dir, &Options{Dim: 2})
 	check(want)
-	if _, err := s.ApplyFeedback(ctx, "ses_1", tenA.Org, OutcomeMisleading, 0.2); err != nil {
+	if _, err := s.ApplyFeedback(ctx, tenA.Org, "ses_1", OutcomeMisleading, 0.2); err != nil {
 		t.Fatal(err)
 	}
 	want = 0.8 * (0.8 * want)
 	check(want)
-	if _, err := s.ApplyFeedback(ctx, "ses_1", tenA.Org, "great", 0.2); err == nil {
+	if _, err := s.ApplyFeedback(ctx, tenA.Org, "ses_1", "great", 0.2); err == nil {
 		t.Fatal("unknown outcome accepted")
 	}
 }

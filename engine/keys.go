@@ -15,10 +15,11 @@ const (
 	pfxToken         = 't' // t<sha256>            -> token record
 	pfxObs           = 'o' // o<u32 dense>         -> observation record
 	pfxObsVec        = 'w' // w<u32 dense>         -> observation vector
-	pfxLog           = 'l' // l<session>0<u64 ns><id> -> injection log (JSON)
-	pfxLease         = 's' // s<session>          -> lease (JSON)
-	pfxInject        = 'q' // q<session>0<u64 seq> -> inject (JSON)
-	pfxInjectHash    = 'h' // h<session>0<hash>   -> seq (dedupe)
+	pfxLog           = 'l' // l<org>0<session>0<u64 ns><id> -> injection log (JSON)
+	pfxLease         = 's' // s<org>0<session>0   -> lease (JSON)
+	pfxInject        = 'q' // q<org>0<session>0<u64 seq> -> inject (JSON)
+	pfxInjectHash    = 'h' // h<org>0<session>0<hash> -> seq (dedupe)
+	pfxSessionOrg    = 'k' // k<session>0<org>    -> (empty): the orgs that use a session id
 	pfxAux           = 'x' // x<owner>/...         -> records owned by other packages (index snapshots)
 	pfxConfig        = 'g' // g<kind>/<key>        -> configuration documents
 	keyMetaDim       = "mdim"

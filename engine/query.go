@@ -14,6 +14,10 @@ type TripletQuery struct {
 	Subject, Predicate, Object string
 	// Limit caps the result (default 100, at most MaxQueryLimit).
 	Limit int
+	// Allow, when set, keeps only the triplets it accepts; it is asked
+	// before Limit counts a triplet, so a filtered page is as full as an
+	// unfiltered one. It runs inside the View (see View's ownership rules).
+	Allow func(v *View, src, dst uint32) bool `json:"-"`
 }
 
 // MaxQueryLimit bounds TripletQuery.Limit.
@@ -75,6 +79,9 @@ func (s *Store) QueryTriplets(t Tenant, q TripletQuery) ([]Triplet, error) {
 			e := it.Next()
 			r := &g.edges[e]
 			if hasObj && r.dst != obj {
+				continue
+			}
+			if q.Allow != nil && !q.Allow(v, r.src, r.dst) {
 				continue
 			}
 			out = append(out, v.triplet(e))

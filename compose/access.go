@@ -1,0 +1,135 @@
+package compose
+
+import (
+	"fmt"
+
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/policy"
+)
+
+// The read routes besides the blocks (triplet queries, one node, one
+// observation, a session's injection logs) answer through the same scope
+// and Cedar check as the blocks: what a block would not show, they do not
+// show either, not even as an id. A denied node or observation is "not
+// found", so that a caller cannot tell a forbidden item from a missing one.
+
+// nodeResource is the Cedar resource of node n.
+func nodeResource(v *engine.View, n uint32) policy.Resource {
+	t := v.NodeTenant(n)
+	return policy.Resource{Kind: policy.GraphNode, ID: v.NodeID(n), OrgID: t.Org, ProjectID: t.Project, Type: v.NodeType(n)}
+}
+
+// obsResource is the Cedar resource of observation d.
+func obsResource(v *engine.View, d uint32) policy.Resource {
+	t := v.ObsTenant(d)
+	return policy.Resource{Kind: policy.Observation, ID: v.ObsID(d), OrgID: t.Org, ProjectID: t.Project}
+}
+
+// allowNode reports whether pr lets its identity read live node n.
+func allowNode(pr *policy.Request, v *engine.View, n uint32) bool {
+	return v.Live(n) && pr.Allow(uint64(n), nodeResource(v, n))
+}
+
+// allowObs reports whether pr lets its identity read live observation d.
+// Observation decisions are cached under keys apart from node ones.
+func allowObs(pr *policy.Request, v *engine.View, d uint32) bool {
+	return v.ObsLive(d) && pr.Allow(1<<32|uint64(d), obsResource(v, d))
+}
+
+// QueryTriplets is the triplet query of project t as id may see it: only
+// triplets whose two endpoints both pass the Cedar check are listed, and
+// the limit counts those.
+func (c *Composer) QueryTriplets(id policy.Identity, t engine.Tenant, q engine.TripletQuery) ([]engine.Triplet, error) {
+	pr := c.PEP.NewRequest(id, policy.VerbRead)
+	defer pr.Release()
+	q.Allow = func(v *engine.View, src, dst uint32) bool {
+		return allowNode(pr, v, src) && allowNode(pr, v, dst)
+	}
+	return c.Store.QueryTriplets(t, q)
+}
+
+// Node returns node nodeID of project t if id may read it, else
+// engine.ErrNotFound.
+func (c *Composer) Node(id policy.Identity, t engine.Tenant, nodeID string) (engine.Node, error) {
+	pr := c.PEP.NewRequest(id, policy.VerbRead)
+	defer pr.Release()
+	ok := false
+	if err := c.Store.View(func(v *engine.View) error {
+		n, found := v.NodeByID(nodeID)
+		ok = found && v.NodeTenant(n) == t && allowNode(pr, v, n)
+		return nil
+	}); err != nil {
+		return engine.Node{}, err
+	}
+	if !ok {
+		return engine.Node{}, fmt.Errorf("%w: node %q", engine.ErrNotFound, nodeID)
+	}
+	return c.Store.Node(t, nodeID)
+}
+
+// Observation returns observation obsID of project t if id may read it,
+// else engine.ErrNotFound.
+func (c *Composer) Observation(id policy.Identity, t engine.Tenant, obsID string) (engine.Observation, error) {
+	pr := c.PEP.NewRequest(id, policy.VerbRead)
+	defer pr.Release()
+	ok := false
+	if err := c.Store.View(func(v *engine.View) error {
+		d, found := v.ObsByID(obsID)
+		ok = found && v.ObsTenant(d) == t && allowObs(pr, v, d)
+		return nil
+	}); err != nil {
+		return engine.Observation{}, err
+	}
+	if !ok {
+		return engine.Observation{}, fmt.Errorf("%w: observation %q", engine.ErrNotFound, obsID)
+	}
+	return c.Store.Observation(t, obsID)
+}
+
+// InjectionLogs returns org's session's injection logs, newest first, as
+// id may see them: every observation, session summary and node id, and
+// every edge key, that id may not read is left out of the copy it gets
+// (ids of items deleted since cannot be checked, so they are left out
+// too). The stored logs keep everything, so feedback still reaches all
+// that the session was shown.
+func (c *Composer) InjectionLogs(id policy.Identity, org, session string) ([]engine.InjectionLog, error) {
+	logs, err := c.Store.InjectionLogs(org, session)
+	if err != nil || len(logs) == 0 {
+		return logs, err
+	}
+	pr := c.PEP.NewRequest(id, policy.VerbRead)
+	defer pr.Release()
+	err = c.Store.View(func(v *engine.View) error {
+		node := func(nid string) bool {
+			n, ok := v.NodeByID(nid)
+			return ok && allowNode(pr, v, n)
+		}
+		obs := func(oid string) bool {
+			d, ok := v.ObsByID(oid)
+			return ok && allowObs(pr, v, d)
+		}
+		for i := range logs {
+			l := &logs[i]
+			l.ObservationIDs = keep(l.ObservationIDs, obs)
+			l.SessionSummaryIDs = keep(l.SessionSummaryIDs, obs)
+			l.GraphNodeIDs = keep(l.GraphNodeIDs, node)
+			l.GraphEdgeKeys = keep(l.GraphEdgeKeys, func(k engine.EdgeKey) bool { return node(k.SourceID) && node(k.TargetID) })
+		}
+		return nil
+	})
+	return logs, err
+}
+
+// keep filters s in place to the elements ok accepts (never nil).
+func keep[T any](s []T, ok func(T) bool) []T {
+	out := s[:0]
+	for _, x := range s {
+		if ok(x) {
+			out = append(out, x)
+		}
+	}
+	if out == nil {
+		return []T{}
+	}
+	return out
+}
