@@ -79,7 +79,9 @@ func TestTripletQueryGoesThroughPEP(t *testing.T) {
 				t.Errorf("%s leaks %q: %s", q, leak, r.body)
 			}
 		}
-		var out struct{ Triplets []struct{ Source, Relationship, Target string } }
+		var out struct {
+			Triplets []struct{ Source, Relationship, Target string }
+		}
 		r.json(t, &out)
 		want := 0
 		if q == "?subject=Alpha" || q == "" || q == "?subject=Alpha&limit=1" {
