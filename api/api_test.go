@@ -27,16 +27,32 @@ type testServer struct {
 
 func startServer(t testing.TB) *testServer {
 	t.Helper()
-	dir := t.TempDir()
-	app, err := OpenApp(context.Background(), AppConfig{DataDir: filepath.Join(dir, "data")})
+	return startServerWith(t, nil)
+}
+
+// startServerWith is startServer with a hook to change the Config.
+func startServerWith(t testing.TB, tune func(*Config)) *testServer {
+	t.Helper()
+	app, err := OpenApp(context.Background(), AppConfig{DataDir: filepath.Join(t.TempDir(), "data")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveApp(t, app, tune)
+}
+
+// serveApp serves app (which it closes at cleanup) on a loopback port,
+// with an operator token.
+func serveApp(t testing.TB, app *App, tune func(*Config)) *testServer {
+	t.Helper()
 	admin := engine.NewTokenSecret()
 	if err := app.Store.PutToken(admin, engine.Token{AgentID: "bootstrap", Role: engine.RoleOperator}); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{App: app, MaxBodyBytes: 1 << 20, MaxImportBytes: 4 << 20})
+	cfg := Config{App: app, MaxBodyBytes: 1 << 20, MaxImportBytes: 4 << 20}
+	if tune != nil {
+		tune(&cfg)
+	}
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,17 +4,23 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 )
 
 // decodeJSON reads the request body into v: one JSON value, nothing after
-// it. Malformed JSON or a wrongly typed field is a 400 naming the problem;
-// so is a body that is not valid UTF-8 (encoding/json would quietly turn
-// the bad bytes into U+FFFD and store them).
+// it. Malformed JSON, a wrongly typed field or a field v does not have (a
+// typo such as "budget" for "budgetTokens" would otherwise be dropped
+// silently and the default used) is a 400 naming the problem; so is a body
+// that is not valid UTF-8 (encoding/json would quietly turn the bad bytes
+// into U+FFFD and store them).
 func decodeJSON(c echo.Context, v any) error {
 	raw, err := io.ReadAll(c.Request().Body)
 	if err != nil {
@@ -23,9 +29,16 @@ func decodeJSON(c echo.Context, v any) error {
 	if !utf8.Valid(raw) {
 		return apiErr(http.StatusBadRequest, "invalid_utf8", "the request body is not valid UTF-8")
 	}
+	return strictUnmarshal(raw, v)
+}
+
+// strictUnmarshal decodes one JSON value from raw into v, refusing unknown
+// fields and trailing data.
+func strictUnmarshal(raw []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
+		return jsonError(err, v)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return apiErr(http.StatusBadRequest, "malformed_json", "unexpected data after the JSON body")
@@ -33,7 +46,16 @@ func decodeJSON(c echo.Context, v any) error {
 	return nil
 }
 
-func jsonError(err error) error {
+// jsonError maps a decoding error into v to the API's 400 answer.
+func jsonError(err error, v any) error {
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		name, _ = strconv.Unquote(name)
+		msg := fmt.Sprintf("unknown field %q in the request body", name)
+		if s := suggestField(name, v); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		return apiErr(http.StatusBadRequest, "unknown_field", "%s", msg)
+	}
 	var mb *http.MaxBytesError
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
@@ -58,4 +80,70 @@ func jsonError(err error) error {
 
 func fieldError(format string, a ...any) *Error {
 	return apiErr(http.StatusBadRequest, "invalid_field", format, a...)
+}
+
+// suggestField returns the JSON field of v's type (at any depth) nearest
+// to name: one it starts, or one within two edits; "" when none is close.
+func suggestField(name string, v any) string {
+	var names []string
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			switch tag {
+			case "-":
+				continue
+			case "":
+				tag = f.Name
+			}
+			names = append(names, tag)
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeOf(v))
+	best, bestD := "", 3
+	lower := strings.ToLower(name)
+	for _, n := range names {
+		ln := strings.ToLower(n)
+		if len(lower) >= 3 && strings.HasPrefix(ln, lower) {
+			return n
+		}
+		if d := editDistance(lower, ln); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

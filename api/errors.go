@@ -3,13 +3,16 @@ package api
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/index"
+	"github.com/kgctx/kgctx/index/embed"
 	"github.com/kgctx/kgctx/policy"
 )
 
@@ -19,6 +22,9 @@ type Error struct {
 	Code    string             `json:"code"`
 	Message string             `json:"message"`
 	Lines   []engine.LineError `json:"lines,omitempty"`
+	// RetryAfter, when positive, is sent as the Retry-After header
+	// (seconds): the failure is expected to pass.
+	RetryAfter int `json:"-"`
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -72,6 +78,12 @@ func toError(err error) *Error {
 	if errors.As(err, &mb) {
 		return apiErr(http.StatusRequestEntityTooLarge, "body_too_large", "the request body is over the limit of %d bytes", mb.Limit)
 	}
+	if e := embedderError(err); e != nil {
+		return e
+	}
+	if isTimeout(err) {
+		return apiErr(http.StatusRequestTimeout, "request_timeout", "the request body did not arrive within the server's read timeout")
+	}
 	var ve *engine.ValidationError
 	if errors.As(err, &ve) {
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_triplets", Message: ve.Error(), Lines: ve.Lines}
@@ -92,9 +104,54 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	if e.Status >= 500 {
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
 	}
+	if e.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	if e.Status == http.StatusRequestTimeout || unreadBody(c.Request()) {
+		// What is left of the body is not read: the connection cannot
+		// carry another request.
+		c.Response().Header().Set("Connection", "close")
+	}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(e.Status)
 		return
 	}
 	_ = c.JSON(e.Status, errorBody{Error: e})
+}
+
+// embedderRetryAfter is the Retry-After of an embedder outage, in seconds.
+const embedderRetryAfter = 10
+
+// embedderError maps a failure of the configured embedder (an HTTP
+// embedding server that is down, overloaded or answering nonsense) to 503:
+// the request was fine, the service cannot serve it now. Transient
+// failures (unreachable, 5xx, 429) carry a Retry-After.
+func embedderError(err error) *Error {
+	var se *embed.StatusError
+	transient := errors.Is(err, embed.ErrTransport) || (errors.As(err, &se) && (se.StatusCode >= 500 || se.StatusCode == http.StatusTooManyRequests))
+	switch {
+	case transient:
+		return &Error{Status: http.StatusServiceUnavailable, Code: "embedder_unavailable", RetryAfter: embedderRetryAfter,
+			Message: "the embedding server cannot be reached or is failing; nothing was written, retry later: " + err.Error()}
+	case errors.Is(err, embed.ErrHTTPStatus), errors.Is(err, embed.ErrMalformedResponse), errors.Is(err, embed.ErrCountMismatch),
+		errors.Is(err, embed.ErrDimensionMismatch):
+		return &Error{Status: http.StatusServiceUnavailable, Code: "embedder_error",
+			Message: "the embedding server answered unusably (check --embed-url, --embed-model, --embed-dim); nothing was written: " + err.Error()}
+	}
+	return nil
+}
+
+// isTimeout reports a network read that ran past its deadline (the
+// server's read timeout on a stalled body).
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// unreadBody reports whether the request may still have body bytes on
+// the wire: answering without reading them, the server must close the
+// connection rather than wait for them (a client that never sends them
+// would otherwise hold it open).
+func unreadBody(r *http.Request) bool {
+	return r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody && !bodyDone(r)
 }

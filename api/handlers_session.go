@@ -77,14 +77,14 @@ func (s *Server) handleAddObservations(c echo.Context) error {
 	}
 	var in []engine.ObservationInput
 	if trimmed := strings.TrimSpace(string(raw)); strings.HasPrefix(trimmed, "[") {
-		err = json.Unmarshal(raw, &in)
+		err = strictUnmarshal(raw, &in)
 	} else {
 		var one engine.ObservationInput
-		err = json.Unmarshal(raw, &one)
+		err = strictUnmarshal(raw, &one)
 		in = []engine.ObservationInput{one}
 	}
 	if err != nil {
-		return jsonError(err)
+		return err
 	}
 	if len(in) == 0 {
 		return fieldError("no observations in the body")
@@ -124,15 +124,24 @@ func (s *Server) handleDeleteObservation(c echo.Context) error {
 }
 
 type sessionRequestJSON struct {
-	SessionID            string           `json:"sessionId"`
-	WorkType             string           `json:"workType"`
-	OrgID                string           `json:"orgId"`
-	ProjectID            string           `json:"projectId"`
-	AgentID              string           `json:"agentId"`
-	QueryText            string           `json:"queryText"`
-	WorkItem             compose.WorkItem `json:"workItem"`
-	Graph                *struct{ Enabled *bool }
-	CrossProjectTransfer *struct{ Enabled bool } `json:"crossProjectTransfer"`
+	SessionID string           `json:"sessionId"`
+	WorkType  string           `json:"workType"`
+	OrgID     string           `json:"orgId"`
+	ProjectID string           `json:"projectId"`
+	AgentID   string           `json:"agentId"`
+	QueryText string           `json:"queryText"`
+	WorkItem  compose.WorkItem `json:"workItem"`
+	Graph     *struct {
+		Enabled *bool `json:"enabled"`
+		// GraphEnabled is the references' spelling of Enabled; Identity
+		// is accepted as the references send it, but the token, not the
+		// body, says who asks.
+		GraphEnabled *bool          `json:"graphEnabled"`
+		Identity     map[string]any `json:"identity"`
+	} `json:"graph"`
+	CrossProjectTransfer *struct {
+		Enabled bool `json:"enabled"`
+	} `json:"crossProjectTransfer"`
 }
 
 func (s *Server) handleSessionContext(c echo.Context) error {
@@ -152,7 +161,7 @@ func (s *Server) handleSessionContext(c echo.Context) error {
 	sr := compose.SessionRequest{SessionID: req.SessionID, WorkType: req.WorkType,
 		Scope:    engine.Tenant{Org: req.OrgID, Project: req.ProjectID},
 		Identity: principal(tok, req.AgentID, req.OrgID, req.ProjectID), QueryText: req.QueryText, WorkItem: req.WorkItem,
-		Graph: req.Graph == nil || req.Graph.Enabled == nil || *req.Graph.Enabled}
+		Graph: req.Graph == nil || ((req.Graph.Enabled == nil || *req.Graph.Enabled) && (req.Graph.GraphEnabled == nil || *req.Graph.GraphEnabled))}
 	if req.CrossProjectTransfer != nil {
 		sr.CrossProjectTransfer = req.CrossProjectTransfer.Enabled
 	}

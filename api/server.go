@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -24,7 +25,20 @@ type Config struct {
 	MaxBodyBytes   int64
 	// RequestTimeout bounds the work of one request (default 60 s).
 	RequestTimeout time.Duration
+	// ReadHeaderTimeout bounds reading a request's headers (default
+	// 10 s); ReadTimeout reading the whole request, body included
+	// (default 60 s: a stalled body gets 408 and the connection closes);
+	// IdleTimeout how long a kept-alive connection waits for the next
+	// request (default 120 s).
+	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
 }
+
+// Timeout defaults (Config).
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 60 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
+)
 
 // Server is the HTTP face of an App.
 //
@@ -68,6 +82,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 60 * time.Second
 	}
+	if cfg.ReadHeaderTimeout <= 0 {
+		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
 	s := &Server{cfg: cfg, app: cfg.App, e: echo.New(), log: cfg.App.Logger, metrics: newMetrics()}
 	s.e.HideBanner, s.e.HidePort = true, true
 	s.e.HTTPErrorHandler = s.errorHandler
@@ -80,7 +103,11 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// wrap applies the route's auth and body limit around its handler.
+// wrap applies the route's auth and body limit around its handler. Both
+// are decided from the headers alone, before a byte of the body is read: a
+// caller without a valid token, or with a body declared over the limit, is
+// answered at once and the connection closed (errorHandler), whatever it
+// does with the rest of its body.
 func (s *Server) wrap(r *route) echo.HandlerFunc {
 	limit := s.cfg.MaxBodyBytes
 	if r.importBody {
@@ -88,10 +115,6 @@ func (s *Server) wrap(r *route) echo.HandlerFunc {
 	}
 	return func(c echo.Context) error {
 		req := c.Request()
-		if req.ContentLength > limit {
-			return apiErr(http.StatusRequestEntityTooLarge, "body_too_large", "the request body is %d bytes, over the limit of %d", req.ContentLength, limit)
-		}
-		req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
 		if r.minRole != "" {
 			tok, err := s.authenticate(req)
 			if err != nil {
@@ -102,11 +125,36 @@ func (s *Server) wrap(r *route) echo.HandlerFunc {
 			}
 			c.Set(ctxToken, tok)
 		}
+		if req.ContentLength > limit {
+			return apiErr(http.StatusRequestEntityTooLarge, "body_too_large", "the request body is %d bytes, over the limit of %d", req.ContentLength, limit)
+		}
+		req.Body = &trackedBody{ReadCloser: http.MaxBytesReader(c.Response(), req.Body, limit)}
 		ctx, cancel := context.WithTimeout(req.Context(), s.cfg.RequestTimeout)
 		defer cancel()
 		c.SetRequest(req.WithContext(ctx))
 		return r.h(c)
 	}
+}
+
+// trackedBody remembers whether the body was read to its end, so that an
+// error answer knows whether the connection can carry another request.
+type trackedBody struct {
+	io.ReadCloser
+	done bool
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.done = true
+	}
+	return n, err
+}
+
+// bodyDone reports whether r's body was read to its end.
+func bodyDone(r *http.Request) bool {
+	tb, ok := r.Body.(*trackedBody)
+	return ok && tb.done
 }
 
 const ctxToken = "kgctx.token"
@@ -165,8 +213,8 @@ func (s *Server) Handler() http.Handler { return s.e }
 
 // Serve accepts connections on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	s.http = &http.Server{Handler: s.e, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	s.http = &http.Server{Handler: s.e, ReadHeaderTimeout: s.cfg.ReadHeaderTimeout, ReadTimeout: s.cfg.ReadTimeout,
+		IdleTimeout: s.cfg.IdleTimeout, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	err := s.http.Serve(ln)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
