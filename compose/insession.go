@@ -81,43 +81,6 @@ func (c InSessionConfig) withDefaults() InSessionConfig {
 	return c
 }
 
-const cfgInSession = "in-session"
-
-// InSessionConfig returns the in-session configuration (the default when
-// none is stored).
-func (s *Settings) InSessionConfig() (InSessionConfig, error) {
-	s.mu.RLock()
-	c := s.insession
-	s.mu.RUnlock()
-	if c != nil {
-		return *c, nil
-	}
-	v := DefaultInSessionConfig()
-	if _, err := s.load(cfgInSession, cfgSingle, &v); err != nil {
-		return v, err
-	}
-	v = v.withDefaults()
-	s.mu.Lock()
-	s.insession = &v
-	s.mu.Unlock()
-	return v, nil
-}
-
-// SetInSessionConfig stores the in-session configuration.
-func (s *Settings) SetInSessionConfig(c InSessionConfig) error {
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	c = c.withDefaults()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.save(cfgInSession, cfgSingle, c); err != nil {
-		return err
-	}
-	s.insession = &c
-	return nil
-}
-
 // VerbEvent is the references' VerbBusEvent: one tool call of an agent.
 type VerbEvent struct {
 	Phase           string   `json:"phase"`

@@ -1,13 +1,10 @@
 package compose
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/kgctx/kgctx/engine"
 )
@@ -213,123 +210,110 @@ func (c PredicateConfig) Set() map[string]bool {
 
 // Config kinds in the store.
 const (
-	cfgMemory  = "memory-config"
-	cfgPlan    = "org-plan"
-	cfgRecall  = "recall-matrix"
-	cfgBudgets = "budgets"
-	cfgPreds   = "predicates"
-	cfgSingle  = "current"
+	cfgMemory    = "memory-config"
+	cfgPlan      = "org-plan"
+	cfgRecall    = "recall-matrix"
+	cfgBudgets   = "budgets"
+	cfgPreds     = "predicates"
+	cfgInSession = "in-session"
+	cfgSingle    = "current"
 )
 
-// Settings reads and writes the configuration documents, through the
-// store (durable) with an in-memory copy (blocks read them on every
-// request). Safe for concurrent use.
+// Settings reads and writes the configuration documents, each a document
+// (durable in the store, cached in memory, copies handed out). Safe for
+// concurrent use.
 type Settings struct {
-	st *engine.Store
-	mu sync.RWMutex
-	// caches; a nil map entry means "not loaded yet"
-	memory map[engine.Tenant]MemoryConfig
-	plans  map[string]OrgPlan
-	recall *RecallMatrix
-	budget *BudgetConfig
-	// insession is the in-session injector's configuration.
-	insession *InSessionConfig
-	preds     map[engine.Tenant]PredicateConfig
-}
-
-// NewSettings returns the settings of st.
-func NewSettings(st *engine.Store) *Settings {
-	return &Settings{st: st, memory: map[engine.Tenant]MemoryConfig{}, plans: map[string]OrgPlan{}, preds: map[engine.Tenant]PredicateConfig{}}
+	st        *engine.Store
+	memory    document[engine.Tenant, MemoryConfig]
+	plans     document[string, OrgPlan]
+	recall    document[struct{}, RecallMatrix]
+	budgets   document[struct{}, BudgetConfig]
+	insession document[struct{}, InSessionConfig]
+	preds     document[engine.Tenant, PredicateConfig]
 }
 
 func tenantKey(t engine.Tenant) string { return t.Org + "/" + t.Project }
 
-// load reads (kind, key) into v; found reports whether it was stored.
-func (s *Settings) load(kind, key string, v any) (bool, error) {
-	b, err := s.st.GetConfig(kind, key)
-	if errors.Is(err, engine.ErrNotFound) {
-		return false, nil
-	} else if err != nil {
-		return false, err
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return false, fmt.Errorf("compose: stored %s %s: %w", kind, key, err)
-	}
-	return true, nil
-}
+func single(struct{}) string { return cfgSingle }
 
-func (s *Settings) save(kind, key string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
+// NewSettings returns the settings of st.
+func NewSettings(st *engine.Store) *Settings {
+	return &Settings{st: st,
+		memory: document[engine.Tenant, MemoryConfig]{st: st, kind: cfgMemory, key: tenantKey,
+			def: func() MemoryConfig { return DefaultMemoryConfig.clone() }, normalize: (*MemoryConfig).normalize, clone: MemoryConfig.clone},
+		plans: document[string, OrgPlan]{st: st, kind: cfgPlan, key: func(org string) string { return org },
+			def: func() OrgPlan { return OrgPlan{Features: map[string]bool{}} }, normalize: (*OrgPlan).normalize, clone: OrgPlan.clone},
+		recall: document[struct{}, RecallMatrix]{st: st, kind: cfgRecall, key: single,
+			def: DefaultRecallMatrix, normalize: (*RecallMatrix).normalize, clone: RecallMatrix.clone},
+		budgets: document[struct{}, BudgetConfig]{st: st, kind: cfgBudgets, key: single,
+			def: DefaultBudgets, normalize: (*BudgetConfig).normalize, clone: BudgetConfig.clone},
+		insession: document[struct{}, InSessionConfig]{st: st, kind: cfgInSession, key: single,
+			def: DefaultInSessionConfig, normalize: (*InSessionConfig).normalize, clone: InSessionConfig.clone},
+		preds: document[engine.Tenant, PredicateConfig]{st: st, kind: cfgPreds, key: tenantKey,
+			def: func() PredicateConfig { return PredicateConfig{Mode: PredicatesOpen} }, normalize: (*PredicateConfig).normalize, clone: PredicateConfig.clone},
 	}
-	return s.st.PutConfig(kind, key, b)
 }
 
 // MemoryConfig returns project t's memory configuration (the default when
 // none is stored).
-func (s *Settings) MemoryConfig(t engine.Tenant) (MemoryConfig, error) {
-	s.mu.RLock()
-	c, ok := s.memory[t]
-	s.mu.RUnlock()
-	if ok {
-		return c, nil
-	}
-	c = DefaultMemoryConfig
-	found, err := s.load(cfgMemory, tenantKey(t), &c)
-	if err != nil {
-		return c, err
-	}
-	_ = found
-	if c.TechStack == nil {
-		c.TechStack = []string{}
-	}
-	s.mu.Lock()
-	s.memory[t] = c
-	s.mu.Unlock()
-	return c, nil
-}
+func (s *Settings) MemoryConfig(t engine.Tenant) (MemoryConfig, error) { return s.memory.Get(t) }
 
 // SetMemoryConfig stores project t's configuration.
-func (s *Settings) SetMemoryConfig(t engine.Tenant, c MemoryConfig) error {
+func (s *Settings) SetMemoryConfig(t engine.Tenant, c MemoryConfig) error { return s.memory.Set(t, c) }
+
+// Plan returns org's plan (no features when none is stored).
+func (s *Settings) Plan(org string) (OrgPlan, error) { return s.plans.Get(org) }
+
+// SetPlan stores org's plan.
+func (s *Settings) SetPlan(org string, p OrgPlan) error { return s.plans.Set(org, p) }
+
+// RecallMatrix returns the operator recall matrix.
+func (s *Settings) RecallMatrix() (RecallMatrix, error) { return s.recall.Get(struct{}{}) }
+
+// SetRecallMatrix stores the recall matrix.
+func (s *Settings) SetRecallMatrix(m RecallMatrix) error { return s.recall.Set(struct{}{}, m) }
+
+// Budgets returns the budget configuration.
+func (s *Settings) Budgets() (BudgetConfig, error) { return s.budgets.Get(struct{}{}) }
+
+// SetBudgets stores the budget configuration.
+func (s *Settings) SetBudgets(c BudgetConfig) error { return s.budgets.Set(struct{}{}, c) }
+
+// InSessionConfig returns the in-session configuration (the default when
+// none is stored).
+func (s *Settings) InSessionConfig() (InSessionConfig, error) { return s.insession.Get(struct{}{}) }
+
+// SetInSessionConfig stores the in-session configuration.
+func (s *Settings) SetInSessionConfig(c InSessionConfig) error {
+	return s.insession.Set(struct{}{}, c)
+}
+
+// Predicates returns project t's relationship vocabulary (open, with the
+// default list, when none is stored).
+func (s *Settings) Predicates(t engine.Tenant) (PredicateConfig, error) { return s.preds.Get(t) }
+
+// SetPredicates stores project t's vocabulary.
+func (s *Settings) SetPredicates(t engine.Tenant, c PredicateConfig) error { return s.preds.Set(t, c) }
+
+// The documents' normalisers (validate, then fill the empty parts) and
+// deep copies.
+
+func (c *MemoryConfig) normalize() error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
 	if c.TechStack == nil {
 		c.TechStack = []string{}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.save(cfgMemory, tenantKey(t), c); err != nil {
-		return err
-	}
-	s.memory[t] = c
 	return nil
 }
 
-// Plan returns org's plan (no features when none is stored).
-func (s *Settings) Plan(org string) (OrgPlan, error) {
-	s.mu.RLock()
-	p, ok := s.plans[org]
-	s.mu.RUnlock()
-	if ok {
-		return p, nil
-	}
-	p = OrgPlan{Features: map[string]bool{}}
-	if _, err := s.load(cfgPlan, org, &p); err != nil {
-		return p, err
-	}
-	if p.Features == nil {
-		p.Features = map[string]bool{}
-	}
-	s.mu.Lock()
-	s.plans[org] = p
-	s.mu.Unlock()
-	return p, nil
+func (c MemoryConfig) clone() MemoryConfig {
+	c.TechStack = slices.Clone(c.TechStack)
+	return c
 }
 
-// SetPlan stores org's plan.
-func (s *Settings) SetPlan(org string, p OrgPlan) error {
+func (p *OrgPlan) normalize() error {
 	for k := range p.Features {
 		if err := engine.ValidateID(k); err != nil {
 			return fmt.Errorf("%w: features: %q: %v", ErrInvalidRequest, k, err)
@@ -338,41 +322,12 @@ func (s *Settings) SetPlan(org string, p OrgPlan) error {
 	if p.Features == nil {
 		p.Features = map[string]bool{}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.save(cfgPlan, org, p); err != nil {
-		return err
-	}
-	s.plans[org] = p
 	return nil
 }
 
-// RecallMatrix returns the operator recall matrix.
-func (s *Settings) RecallMatrix() (RecallMatrix, error) {
-	s.mu.RLock()
-	m := s.recall
-	s.mu.RUnlock()
-	if m != nil {
-		return *m, nil
-	}
-	r := DefaultRecallMatrix()
-	if _, err := s.load(cfgRecall, cfgSingle, &r); err != nil {
-		return r, err
-	}
-	if r.Defaults == nil {
-		r.Defaults = map[string]bool{}
-	}
-	if r.OrgOverrides == nil {
-		r.OrgOverrides = map[string]map[string]bool{}
-	}
-	s.mu.Lock()
-	s.recall = &r
-	s.mu.Unlock()
-	return r, nil
-}
+func (p OrgPlan) clone() OrgPlan { return OrgPlan{Features: maps.Clone(p.Features)} }
 
-// SetRecallMatrix stores the recall matrix.
-func (s *Settings) SetRecallMatrix(m RecallMatrix) error {
+func (m *RecallMatrix) normalize() error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
@@ -382,41 +337,14 @@ func (s *Settings) SetRecallMatrix(m RecallMatrix) error {
 	if m.OrgOverrides == nil {
 		m.OrgOverrides = map[string]map[string]bool{}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.save(cfgRecall, cfgSingle, m); err != nil {
-		return err
-	}
-	s.recall = &m
 	return nil
 }
 
-// Budgets returns the budget configuration.
-func (s *Settings) Budgets() (BudgetConfig, error) {
-	s.mu.RLock()
-	b := s.budget
-	s.mu.RUnlock()
-	if b != nil {
-		return *b, nil
-	}
-	c := DefaultBudgets()
-	if _, err := s.load(cfgBudgets, cfgSingle, &c); err != nil {
-		return c, err
-	}
-	if c.Defaults == nil {
-		c.Defaults = map[string]int{}
-	}
-	if c.OrgOverrides == nil {
-		c.OrgOverrides = map[string]map[string]int{}
-	}
-	s.mu.Lock()
-	s.budget = &c
-	s.mu.Unlock()
-	return c, nil
+func (m RecallMatrix) clone() RecallMatrix {
+	return RecallMatrix{Defaults: maps.Clone(m.Defaults), OrgOverrides: cloneNested(m.OrgOverrides)}
 }
 
-// SetBudgets stores the budget configuration.
-func (s *Settings) SetBudgets(c BudgetConfig) error {
+func (c *BudgetConfig) normalize() error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
@@ -426,13 +354,50 @@ func (s *Settings) SetBudgets(c BudgetConfig) error {
 	if c.OrgOverrides == nil {
 		c.OrgOverrides = map[string]map[string]int{}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.save(cfgBudgets, cfgSingle, c); err != nil {
+	return nil
+}
+
+func (c BudgetConfig) clone() BudgetConfig {
+	return BudgetConfig{Defaults: maps.Clone(c.Defaults), OrgOverrides: cloneNested(c.OrgOverrides)}
+}
+
+func (c *InSessionConfig) normalize() error {
+	if err := c.Validate(); err != nil {
 		return err
 	}
-	s.budget = &c
+	*c = c.withDefaults()
 	return nil
+}
+
+func (c InSessionConfig) clone() InSessionConfig {
+	c.DisabledForAgents, c.SkipTools = slices.Clone(c.DisabledForAgents), slices.Clone(c.SkipTools)
+	return c
+}
+
+func (c *PredicateConfig) normalize() error {
+	n, err := c.Normalize()
+	if err != nil {
+		return err
+	}
+	*c = n
+	return nil
+}
+
+func (c PredicateConfig) clone() PredicateConfig {
+	c.Allowed = slices.Clone(c.Allowed)
+	return c
+}
+
+// cloneNested copies a map of maps.
+func cloneNested[V any](m map[string]map[string]V) map[string]map[string]V {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]map[string]V, len(m))
+	for k, v := range m {
+		out[k] = maps.Clone(v)
+	}
+	return out
 }
 
 // GraphEnabledForProject is isGraphEnabledForProject: memory on, and graph
@@ -488,42 +453,4 @@ func Jaccard(a, b []string) float64 {
 		}
 	}
 	return float64(inter) / float64(len(union))
-}
-
-// Predicates returns project t's relationship vocabulary (open, with the
-// default list, when none is stored).
-func (s *Settings) Predicates(t engine.Tenant) (PredicateConfig, error) {
-	s.mu.RLock()
-	c, ok := s.preds[t]
-	s.mu.RUnlock()
-	if ok {
-		return c, nil
-	}
-	c = PredicateConfig{Mode: PredicatesOpen}
-	if _, err := s.load(cfgPreds, tenantKey(t), &c); err != nil {
-		return c, err
-	}
-	c, err := c.Normalize()
-	if err != nil {
-		return c, err
-	}
-	s.mu.Lock()
-	s.preds[t] = c
-	s.mu.Unlock()
-	return c, nil
-}
-
-// SetPredicates stores project t's vocabulary.
-func (s *Settings) SetPredicates(t engine.Tenant, c PredicateConfig) error {
-	c, err := c.Normalize()
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.save(cfgPreds, tenantKey(t), c); err != nil {
-		return err
-	}
-	s.preds[t] = c
-	return nil
 }

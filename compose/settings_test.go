@@ -1,0 +1,97 @@
+package compose
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/kgctx/kgctx/engine"
+)
+
+// A Get that misses the cache while a Set runs must not put the value it
+// loaded (older) over the one the Set cached: the cache would stay stale
+// until restart. Each round starts from an empty cache (a fresh Settings
+// over the same store) and races one Set against one Get.
+func TestSettingsNoLostUpdate(t *testing.T) {
+	st, err := engine.Open("", &engine.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ten := engine.Tenant{Org: "org_a", Project: "p"}
+	rounds := 3000
+	if testing.Short() {
+		rounds = 300
+	}
+	stale := 0
+	for i := range rounds {
+		s := NewSettings(st)
+		want := fmt.Sprintf("stack%d", i)
+		budget := 100 + i
+		var wg sync.WaitGroup
+		wg.Add(4)
+		go func() {
+			defer wg.Done()
+			if err := s.SetMemoryConfig(ten, MemoryConfig{MemoryEnabled: true, TechStack: []string{want}}); err != nil {
+				t.Error(err)
+			}
+		}()
+		go func() { defer wg.Done(); s.MemoryConfig(ten) }()
+		go func() {
+			defer wg.Done()
+			if err := s.SetBudgets(BudgetConfig{Defaults: map[string]int{WorkBugFix: budget}}); err != nil {
+				t.Error(err)
+			}
+		}()
+		go func() { defer wg.Done(); s.Budgets() }()
+		wg.Wait()
+		got, err := s.MemoryConfig(ten)
+		b, err2 := s.Budgets()
+		if err != nil || err2 != nil {
+			t.Fatal(err, err2)
+		}
+		if len(got.TechStack) != 1 || got.TechStack[0] != want || b.Budget("org_x", WorkBugFix) != budget {
+			stale++
+		}
+	}
+	if stale > 0 {
+		t.Fatalf("the cache was left stale in %d of %d rounds", stale, rounds)
+	}
+}
+
+// What Get hands out is a copy: changing it changes nothing stored or
+// cached.
+func TestSettingsCopiesOut(t *testing.T) {
+	st, err := engine.Open("", &engine.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := NewSettings(st)
+	m, _ := s.RecallMatrix()
+	m.Defaults[WorkChore] = true
+	m.OrgOverrides["org_a"] = map[string]bool{WorkBugFix: false}
+	if again, _ := s.RecallMatrix(); again.Graph("org_a", WorkChore) || !again.Graph("org_a", WorkBugFix) {
+		t.Fatalf("mutating a Get result changed the cache: %+v", again)
+	}
+	in := BudgetConfig{Defaults: map[string]int{WorkBugFix: 900}}
+	if err := s.SetBudgets(in); err != nil {
+		t.Fatal(err)
+	}
+	in.Defaults[WorkBugFix] = 1
+	if b, _ := s.Budgets(); b.Budget("o", WorkBugFix) != 900 {
+		t.Fatalf("mutating a Set argument changed the cache: %+v", b)
+	}
+	c, _ := s.InSessionConfig()
+	c.SkipTools[0] = "Edit"
+	if again, _ := s.InSessionConfig(); again.SkipTools[0] == "Edit" {
+		t.Fatal("in-session config shared")
+	}
+	// A bad value changes nothing.
+	if err := s.SetBudgets(BudgetConfig{Defaults: map[string]int{WorkBugFix: -1}}); err == nil {
+		t.Fatal("negative budget accepted")
+	}
+	if b, _ := NewSettings(st).Budgets(); b.Budget("o", WorkBugFix) != 900 {
+		t.Fatalf("stored budgets: %+v", b)
+	}
+}
