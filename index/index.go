@@ -226,12 +226,11 @@ type Stats struct {
 }
 
 type queryScratch struct {
-	qv     []float32
-	vhits  []hnsw.Result
-	vlist  []fuse.Ranked
-	thits  []text.Hit
-	tlist  []fuse.Ranked
-	single [1]string
+	qv    []float32
+	vhits []hnsw.Result
+	vlist []fuse.Ranked
+	thits []text.Hit
+	tlist []fuse.Ranked
 }
 
 // Search returns up to q.K nodes (dense ids) with fused scores normalised

@@ -95,7 +95,7 @@ func (o *Options) Validate() error {
 	case o.Dim > maxDim:
 		return fmt.Errorf("Dim %d above %d: %w", o.Dim, maxDim, ErrInvalidOptions)
 	case o.M < 0 || o.M == 1 || o.M > maxM:
-		return fmt.Errorf("M %d must be 0 (default) or in [2, %d]: %w", o.M, maxM, ErrInvalidOptions)
+		return fmt.Errorf("option M %d must be 0 (default) or in [2, %d]: %w", o.M, maxM, ErrInvalidOptions)
 	case o.EfConstruction < 0 || o.EfConstruction > maxEf:
 		return fmt.Errorf("EfConstruction %d out of range: %w", o.EfConstruction, ErrInvalidOptions)
 	case o.EfSearch < 0 || o.EfSearch > maxEf:

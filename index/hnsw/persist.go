@@ -283,7 +283,7 @@ func mergeOptions(opts, stored Options) (Options, error) {
 		return o, fmt.Errorf("Dim %d, stored %d: %w", opts.Dim, stored.Dim, ErrIncompatible)
 	}
 	if opts.M != 0 && opts.M != stored.M {
-		return o, fmt.Errorf("M %d, stored %d: %w", opts.M, stored.M, ErrIncompatible)
+		return o, fmt.Errorf("option M %d, stored %d: %w", opts.M, stored.M, ErrIncompatible)
 	}
 	if opts.Metric != 0 && opts.Metric != stored.Metric {
 		return o, fmt.Errorf("metric %v, stored %v: %w", opts.Metric, stored.Metric, ErrIncompatible)

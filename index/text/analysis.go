@@ -97,7 +97,7 @@ func (t identTokenizer) Tokenize(input []byte) analysis.TokenStream {
 		}
 		buf := make([]byte, 0, len(s)+len(s)+8)
 		toks := make([]analysis.Token, 0, len(parts)+1)
-		buf, toks = emitWord(buf, toks, s, 0, parts)
+		_, toks = emitWord(buf, toks, s, 0, parts)
 		return stream(toks)
 	}
 
