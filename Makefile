@@ -1,7 +1,7 @@
 # kgctx developer targets. `make ci` runs what CI runs (.ci/run).
 GO        ?= go
 BIN       ?= bin
-STATICCHECK_VERSION ?= 2025.1.1
+STATICCHECK_VERSION ?= v0.6.1
 # The hot-path benchmarks the baseline covers: HNSW and text search, query
 # embedding, fusion, policy decisions, the walk, whole graph blocks on
 # FB15k-237, and import parsing.
