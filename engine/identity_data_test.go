@@ -90,7 +90,9 @@ func pairs(groups [][]string) int {
 
 // spellingOf is the oracle for ConceptNet's legitimate merges: the phrase
 // with hyphens read as spaces and white space collapsed and trimmed.
-func spellingOf(s string) string { return strings.Join(strings.Fields(strings.ReplaceAll(s, "-", " ")), " ") }
+func spellingOf(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "-", " ")), " ")
+}
 
 // TestIdentityRealIDs runs the identity rule over the entity names of the
 // shared datasets (defect 12). Distinct ids of a dataset must keep distinct
