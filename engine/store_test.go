@@ -199,7 +199,7 @@ func TestImportRejectsBadInputAtomically(t *testing.T) {
 		"name over 1KiB":        func(ts []TripletInput) { ts[0].Source = strings.Repeat("x", 1025) },
 		"invalid utf8":          func(ts []TripletInput) { ts[9].Target = "ab\xffcd" },
 		"relationship newline":  func(ts []TripletInput) { ts[1].Relationship = "calls\nsecretly" },
-		"relationship too long": func(ts []TripletInput) { ts[1].Relationship = strings.Repeat("r", 129) },
+		"relationship too long": func(ts []TripletInput) { ts[1].Relationship = strings.Repeat("r", 1025) },
 		"weight out of range":   func(ts []TripletInput) { ts[2].Weight = f64(1.5) },
 		"vector wrong dim":      func(ts []TripletInput) { ts[2].SourceVector = []float32{1, 2} },
 		"bad project id":        func(ts []TripletInput) { ts[2].TargetProjectID = "a b" },
