@@ -139,6 +139,18 @@ func TestMigrateV2(t *testing.T) {
 	if n := countLegacyKeys(t, s); n != 6 {
 		t.Errorf("%d legacy keys stored, want 6", n)
 	}
+	// Check sees a legacy key that no alias of its node has, and one that
+	// is not on disk.
+	s.mu.Lock()
+	bogus := nameKey{s.g.tenantIndex[tenA], "bogus"}
+	s.g.legacy[bogus] = 0
+	s.mu.Unlock()
+	if err := s.Check(); !errors.Is(err, ErrInvariant) || !strings.Contains(err.Error(), `legacy name key "bogus"`) || !strings.Contains(err.Error(), "stored, 7 in memory") {
+		t.Errorf("Check with a bogus legacy key: %v", err)
+	}
+	s.mu.Lock()
+	delete(s.g.legacy, bogus)
+	s.mu.Unlock()
 	// A query by a merged form reaches the merged node's edges.
 	if got, err := s.QueryTriplets(tenA, TripletQuery{Subject: "kill_src_21_0"}); err != nil || len(got) != 1 || got[0].Target != "/m/015g_7" {
 		t.Errorf("query by merged form: %v, %v", got, err)
@@ -212,6 +224,26 @@ func TestMigrateV2(t *testing.T) {
 	s = reopen(t, s, dir, nil)
 	if n := countLegacyKeys(t, s); n != 5 {
 		t.Errorf("after reopen %d legacy keys, want 5", n)
+	}
+
+	// A legacy key left behind by a crash inside a delete (its node gone)
+	// is dropped at Open.
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		return txn.Set(legacyKey(nameKey{0, "orphan"}), binary.BigEndian.AppendUint32(nil, 9999))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := countLegacyKeys(t, s); n != 5 {
+		t.Errorf("orphan legacy key kept: %d keys, want 5", n)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
 	}
 }
 

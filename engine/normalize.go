@@ -39,28 +39,40 @@ func NormalizeName(name string) string {
 	return string(AppendNormalizedName(nil, name))
 }
 
-// Letter classes for case boundaries. A letter is upper when it is upper or
-// title case and folding changes it, lower when it is lower case and has an
-// upper case; anything else (digits, punctuation, caseless letters such as
-// 'ß' or mathematical capitals that fold to themselves) is neither and never
-// makes a boundary. Folded output is never classUpper, which keeps the key a
-// fixed point.
+// Rune classes. A letter is upper when it is upper or title case and
+// folding changes it, lower when it is lower case and has an upper case;
+// anything else that is not a separator (digits, punctuation, caseless
+// letters such as 'ß' or mathematical capitals that fold to themselves) is
+// other and never makes a boundary. Folded output is never classUpper,
+// which keeps the key a fixed point. Separators are the runes
+// normalizeNameV2 deleted: ASCII '_', '-' and white space, Unicode white
+// space.
 const (
-	classOther = iota
+	classOther uint8 = iota
 	classLower
 	classUpper
+	classSep
 )
 
-func runeClass(r rune) int {
+// asciiClass classifies ASCII by table: the loop's fast path.
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = classLower
+		t[c-'a'+'A'] = classUpper
+	}
+	for _, c := range "_- \t\n\r\v\f" {
+		t[c] = classSep
+	}
+	return t
+}()
+
+// runeClass classifies any rune.
+func runeClass(r rune) uint8 {
 	switch {
 	case r < utf8.RuneSelf:
-		switch {
-		case 'a' <= r && r <= 'z':
-			return classLower
-		case 'A' <= r && r <= 'Z':
-			return classUpper
-		}
-		return classOther
+		return asciiClass[r]
+	case unicode.IsSpace(r):
+		return classSep
 	case unicode.IsLower(r):
 		if unicode.ToUpper(r) != r {
 			return classLower
@@ -73,22 +85,13 @@ func runeClass(r rune) int {
 	return classOther
 }
 
-// isSeparator reports whether r is one of the runes that fold to '_'.
-// It is the set normalizeNameV2 deleted: ASCII '_', '-' and whitespace and
-// Unicode white space.
-func isSeparator(r rune) bool {
-	if r < utf8.RuneSelf {
-		return r == '_' || r == '-' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f'
-	}
-	return unicode.IsSpace(r)
-}
-
-// nextRune decodes the rune at name[i:] (ASCII without a call).
-func nextRune(name string, i int) (rune, int) {
+// classAt classifies the rune at name[i:] and returns its size.
+func classAt(name string, i int) (uint8, int) {
 	if c := name[i]; c < utf8.RuneSelf {
-		return rune(c), 1
+		return asciiClass[c], 1
 	}
-	return utf8.DecodeRuneInString(name[i:])
+	r, size := utf8.DecodeRuneInString(name[i:])
+	return runeClass(r), size
 }
 
 // AppendNormalizedName appends the normalised form of name to dst; it lets
@@ -100,16 +103,24 @@ func AppendNormalizedName(dst []byte, name string) []byte {
 	underscores := 0 // '_' among them
 	prev := classOther
 	for i := 0; i < len(name); {
-		r, size := nextRune(name, i)
-		i += size
-		if isSeparator(r) {
+		var r rune
+		var cls uint8
+		if c := name[i]; c < utf8.RuneSelf {
+			r, cls = rune(c), asciiClass[c]
+			i++
+		} else {
+			var size int
+			r, size = utf8.DecodeRuneInString(name[i:])
+			cls = runeClass(r)
+			i += size
+		}
+		if cls == classSep {
 			inRun = true
 			if r == '_' {
 				underscores++
 			}
 			continue
 		}
-		cls := runeClass(r)
 		switch {
 		case inRun:
 			n := underscores
@@ -123,9 +134,9 @@ func AppendNormalizedName(dst []byte, name string) []byte {
 			dst = append(dst, '_')
 		case prev == classUpper: // "HTTPServer": S starts a word if two lower-case letters follow
 			if i < len(name) {
-				r1, s1 := nextRune(name, i)
-				if runeClass(r1) == classLower && i+s1 < len(name) {
-					if r2, _ := nextRune(name, i+s1); runeClass(r2) == classLower {
+				c1, s1 := classAt(name, i)
+				if c1 == classLower && i+s1 < len(name) {
+					if c2, _ := classAt(name, i+s1); c2 == classLower {
 						dst = append(dst, '_')
 					}
 				}
