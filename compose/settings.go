@@ -184,9 +184,10 @@ func (c PredicateConfig) Normalize() (PredicateConfig, error) {
 	}
 	out := make([]string, 0, len(c.Allowed))
 	for _, p := range c.Allowed {
+		// The store's bound on relationships, as sent and in snake_case.
 		n := engine.NormalizeRelationship(p)
-		if n == "" || len(p) > 128 {
-			return c, fmt.Errorf("%w: allowed: %q is not a relationship name", ErrInvalidRequest, p)
+		if n == "" || len(p) > engine.DefaultMaxRelBytes || len(n) > engine.DefaultMaxRelBytes {
+			return c, fmt.Errorf("%w: allowed: %q is not a relationship name of 1 to %d bytes", ErrInvalidRequest, p, engine.DefaultMaxRelBytes)
 		}
 		if !slices.Contains(out, n) {
 			out = append(out, n)

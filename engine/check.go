@@ -18,9 +18,11 @@ import (
 //   - tenant node bitmaps hold exactly the live nodes of their tenant;
 //     org bitmaps are disjoint (no node in two orgs);
 //   - the deleted bitmaps are the complement of the live records;
-//   - the name, id and triple indexes agree with the tables;
+//   - the name, id and triple indexes agree with the tables; every legacy
+//     name key names a live node of its tenant that holds an alias with
+//     that key, and no node's own key is a legacy key;
 //   - Badger holds exactly the live nodes and edges memory holds, with the
-//     same fields;
+//     same fields, and exactly its legacy name keys;
 //   - every attached indexer that implements Checker passes its own check
 //     (e.g. HNSW neighbours exist).
 //
@@ -107,6 +109,11 @@ func (s *Store) Check() error {
 	}
 	if g.byName.n != live || g.byUUID.n != live {
 		bad("indexes hold %d names and %d ids for %d live nodes", g.byName.n, g.byUUID.n, live)
+	}
+	for lk, id := range g.legacy {
+		if !g.legacyValid(lk, id) {
+			bad("legacy name key %q of tenant %d names node %d, which is not live there, has no such alias, or is shadowed by a node's own key", lk.norm, lk.tenant, id)
+		}
 	}
 	if c := g.deletedNodes.GetCardinality(); c != uint64(len(g.nodes)-live) {
 		bad("deleted node bitmap holds %d ids, expected %d", c, len(g.nodes)-live)
@@ -307,6 +314,25 @@ func (s *Store) checkStored() []error {
 	})
 	if err != nil {
 		bad("iterate edges: %v", err)
+	}
+	legacy := 0
+	err = s.iterate([]byte{pfxLegacy}, func(k, v []byte) error {
+		legacy++
+		if len(k) < 5 || len(v) != 4 {
+			bad("malformed legacy key %q", k)
+			return nil
+		}
+		lk := nameKey{binary.BigEndian.Uint32(k[1:5]), string(k[5:])}
+		if id, ok := g.legacy[lk]; !ok || id != binary.BigEndian.Uint32(v) {
+			bad("legacy key %q of tenant %d differs between memory and disk", lk.norm, lk.tenant)
+		}
+		return nil
+	})
+	if err != nil {
+		bad("iterate legacy keys: %v", err)
+	}
+	if legacy != len(g.legacy) {
+		bad("%d legacy keys stored, %d in memory", legacy, len(g.legacy))
 	}
 	if nodes != g.liveNodes || edges != g.liveEdges {
 		bad("%d nodes and %d edges stored, %d and %d live in memory", nodes, edges, g.liveNodes, g.liveEdges)

@@ -9,17 +9,26 @@
 // edge table indexed by edge id, per-node roaring bitmaps of outgoing and
 // incoming edge ids, per-relationship edge bitmaps, per-project node and
 // edge bitmaps, per-org node bitmaps, deleted bitmaps, and the identity
-// indexes (normalised name per project, external UUID, (source,
-// relationship, target)). Ids are never reused, so a derived index can never
+// indexes (normalised name per project, plus the legacy name keys of
+// upgraded stores, external UUID, (source, relationship, target)). Ids are never reused, so a derived index can never
 // confuse a new node with a deleted one.
 //
 // # Identity
 //
-// A node is identified within its project by NormalizeName (case-folded,
-// '_', '-' and whitespace removed); the other surface forms are kept as
-// aliases. An edge is identified by (source, NormalizeRelationship(rel),
-// target); importing it again merges provenance and, when the import names
-// a weight, sets the weight.
+// A node is identified within its project by NormalizeName: case-folded,
+// each run of '-' and whitespace and each case boundary ("authService",
+// "HTTPServer") folded to one '_', underscores kept, digits and other
+// punctuation kept. So "AuthService", "auth-service" and "Auth Service" are
+// one node, while "v1_2" and "v12", or Freebase's "/m/015g7" and
+// "/m/015g_7", are two. The other surface forms are kept as aliases. An
+// edge is identified by (source, NormalizeRelationship(rel), target);
+// importing it again merges provenance and, when the import names a
+// weight, sets the weight.
+//
+// Stores of version 2 deleted separators instead, and so merged names such
+// as "kill_src_2_10" and "kill_src_21_0". Open upgrades them (migrate.go):
+// merged nodes cannot be split and stay one node, still found under every
+// surface form they were imported under (legacy name keys).
 //
 // # Concurrency
 //

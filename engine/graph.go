@@ -50,6 +50,13 @@ type graph struct {
 	// normalised name) or external id and a live edge by its triple; see
 	// idSet and nodeByName, nodeByUUID, edgeByTriple.
 	byName, byUUID, byTriple idSet
+	// legacy holds the name keys, other than its own, under which a node
+	// merged by an older identity rule is still found: version 2 deleted
+	// separators, so "kill_src_21_0" resolved to the node named
+	// "kill_src_2_10" and is kept as its alias (migrate.go). A legacy key
+	// never equals the key of a live node of its tenant, so nodeByName
+	// tries it second. Empty unless the store was upgraded.
+	legacy map[nameKey]uint32
 
 	// Observations: table by dense id, per-project and per-org bitmaps,
 	// external id index.
@@ -102,6 +109,7 @@ func newGraph() *graph {
 		orgObs:       make(map[string]*roaring.Bitmap),
 		deletedObs:   roaring.New(),
 		byObs:        make(map[string]uint32),
+		legacy:       make(map[nameKey]uint32),
 	}
 }
 
@@ -208,6 +216,9 @@ func (g *graph) removeNode(id uint32) {
 		return
 	}
 	g.byName.remove(hashName(n.tenant, n.norm), id)
+	for _, k := range g.legacyKeysOf(id) {
+		delete(g.legacy, k)
+	}
 	g.byUUID.remove(hashUUID(n.uuid), id)
 	g.projNodes[n.tenant].Remove(id)
 	g.orgNodes[g.tenants[n.tenant].Org].Remove(id)

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"hash/maphash"
+	"slices"
 )
 
 // idSet is an open-addressing hash index from a record's key to its dense
@@ -170,9 +171,31 @@ func (m tripleMatch) match(id uint32) bool {
 	return e.src == m.src && e.rel == m.rel && e.dst == m.dst
 }
 
-// nodeByName returns the live node named norm in tenant.
+// nodeByName returns the live node named norm in tenant: the node whose
+// key is norm or, failing that, the node that holds norm as a legacy key.
 func (g *graph) nodeByName(tenant uint32, norm string) (uint32, bool) {
-	return find(&g.byName, hashName(tenant, norm), nameMatch{g, tenant, norm})
+	if id, ok := find(&g.byName, hashName(tenant, norm), nameMatch{g, tenant, norm}); ok || len(g.legacy) == 0 {
+		return id, ok
+	}
+	id, ok := g.legacy[nameKey{tenant, norm}]
+	return id, ok
+}
+
+// legacyKeysOf lists the legacy keys of live node id. They are keys of its
+// aliases (aliases are never removed), so they need no list of their own.
+func (g *graph) legacyKeysOf(id uint32) []nameKey {
+	if len(g.legacy) == 0 {
+		return nil
+	}
+	n := &g.nodes[id]
+	var out []nameKey
+	for _, a := range n.aliases {
+		k := nameKey{n.tenant, NormalizeName(a)}
+		if owner, ok := g.legacy[k]; ok && owner == id && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // nodeByUUID returns the live node with external id u.

@@ -294,8 +294,16 @@ func (b *batch) resolve(tid uint32, name string) *pnode {
 		norm := string(b.normBuf)
 		k := nameKey{tid, norm}
 		if id, ok := b.g.nodeByName(k.tenant, k.norm); ok {
+			// Found by a legacy key: the node may already be in the
+			// batch under its own key, and must be staged only once.
+			own := nameKey{tid, b.g.nodes[id].norm}
+			if p = b.nodes[own]; p != nil {
+				b.nodes[k] = p
+				return p
+			}
 			p = &pnode{id: id, rec: b.g.nodes[id]}
 			p.rec.aliases = slices.Clone(p.rec.aliases)
+			b.nodes[own] = p
 		} else {
 			p = &pnode{id: b.s.next.node, isNew: true, dirty: true, reindex: true, revector: true, descSet: true}
 			b.s.next.node++
@@ -669,6 +677,11 @@ func (b *batch) commit() error {
 		}
 	}
 	for _, id := range b.delNodes {
+		for _, k := range b.g.legacyKeysOf(id) {
+			if err := wb.Delete(legacyKey(k)); err != nil {
+				return err
+			}
+		}
 		if err := wb.Delete(key32(pfxNode, id)); err != nil {
 			return err
 		}

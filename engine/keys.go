@@ -22,6 +22,7 @@ const (
 	pfxSessionOrg    = 'k' // k<session>0<org>    -> (empty): the orgs that use a session id
 	pfxAux           = 'x' // x<owner>/...         -> records owned by other packages (index snapshots)
 	pfxConfig        = 'g' // g<kind>/<key>        -> configuration documents
+	pfxLegacy        = 'a' // a<u32 tenant><key>   -> u32 dense: a name key of a node merged by an older identity rule (migrate.go)
 	keyMetaDim       = "mdim"
 	keyMetaEmb       = "memb"
 	keyMetaNode      = "mnext_node"
@@ -32,8 +33,11 @@ const (
 	keyMetaVer       = "mversion"
 )
 
-// storeVersion is written at creation; Open refuses other versions.
-const storeVersion = 2
+// storeVersion is written with every batch. Open upgrades older stores
+// from oldestVersion on through the steps of migrate.go and refuses other
+// versions. History: 2 keyed nodes by names with separators deleted; 3
+// folds them instead (NormalizeName) and adds pfxLegacy.
+const storeVersion = 3
 
 func key32(p byte, id uint32) []byte {
 	k := make([]byte, 5)
@@ -47,4 +51,12 @@ func key64(p byte, id uint64) []byte {
 	k[0] = p
 	binary.BigEndian.PutUint64(k[1:], id)
 	return k
+}
+
+// legacyKey is the Badger key of a legacy name key (pfxLegacy).
+func legacyKey(k nameKey) []byte {
+	b := make([]byte, 5, 5+len(k.norm))
+	b[0] = pfxLegacy
+	binary.BigEndian.PutUint32(b[1:], k.tenant)
+	return append(b, k.norm...)
 }

@@ -132,30 +132,26 @@ func (s *Store) Logger() *slog.Logger { return s.log }
 func (s *Store) load() (err error) {
 	start := time.Now()
 	g := s.g
-	err = s.db.View(func(txn *badger.Txn) error {
-		meta := func(k string) (uint64, bool, error) {
-			it, err := txn.Get([]byte(k))
-			if errors.Is(err, badger.ErrKeyNotFound) {
-				return 0, false, nil
-			} else if err != nil {
-				return 0, false, err
-			}
-			var v uint64
-			err = it.Value(func(b []byte) error {
-				if len(b) != 8 {
-					return fmt.Errorf("%w: meta %s", ErrCorrupt, k)
-				}
-				v = binary.BigEndian.Uint64(b)
-				return nil
-			})
-			return v, true, err
-		}
-		ver, ok, err := meta(keyMetaVer)
-		if err != nil {
+	// A store of an older version is upgraded before anything is read
+	// into memory: the steps work on Badger alone.
+	var oldVer uint64
+	if err := s.db.View(func(txn *badger.Txn) (err error) {
+		oldVer, _, err = metaValue(txn, keyMetaVer)
+		return err
+	}); err != nil {
+		return fmt.Errorf("engine: load meta: %w", err)
+	}
+	if oldVer != 0 && oldVer != storeVersion {
+		if err := s.migrate(oldVer); err != nil {
 			return err
 		}
-		if ok && ver != storeVersion {
-			return fmt.Errorf("%w: store version %d, this build reads %d", ErrCorrupt, ver, storeVersion)
+	}
+	err = s.db.View(func(txn *badger.Txn) error {
+		meta := func(k string) (uint64, bool, error) { return metaValue(txn, k) }
+		if ver, ok, err := meta(keyMetaVer); err != nil {
+			return err
+		} else if ok && ver != storeVersion {
+			return fmt.Errorf("%w: store version %d after upgrading, this build reads %d", ErrCorrupt, ver, storeVersion)
 		}
 		dim, hasDim, err := meta(keyMetaDim)
 		if err != nil {
@@ -244,6 +240,9 @@ func (s *Store) load() (err error) {
 	}); err != nil {
 		return fmt.Errorf("engine: load nodes: %w", err)
 	}
+	if err := s.loadLegacy(); err != nil {
+		return fmt.Errorf("engine: load legacy name keys: %w", err)
+	}
 	var dangling []uint32
 	if err := s.eachStoredEdge(func(id uint32, v []byte) error {
 		rec, err := decodeEdgeHead(v)
@@ -298,6 +297,24 @@ func (s *Store) load() (err error) {
 	}
 	s.log.Info("store loaded", "nodes", g.liveNodes, "edges", g.liveEdges, "observations", g.liveObs, "dim", s.dim, "took", time.Since(start).String())
 	return nil
+}
+
+// metaValue reads a big-endian uint64 meta record; ok is false when absent.
+func metaValue(txn *badger.Txn, k string) (v uint64, ok bool, err error) {
+	it, err := txn.Get([]byte(k))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return 0, false, nil
+	} else if err != nil {
+		return 0, false, err
+	}
+	err = it.Value(func(b []byte) error {
+		if len(b) != 8 {
+			return fmt.Errorf("%w: meta %s", ErrCorrupt, k)
+		}
+		v = binary.BigEndian.Uint64(b)
+		return nil
+	})
+	return v, err == nil, err
 }
 
 // iterate calls fn for every key with prefix, in key order. k and v are only

@@ -9,32 +9,46 @@ import (
 	"unicode/utf8"
 )
 
-// Limits bound the fields of a write. Zero fields take the defaults of
-// API.md ("Conventions").
+// Default limits of a write (API.md, "Conventions"). A relationship may be
+// as long as a name: FB15k-237's raw relation paths reach 146 bytes, and
+// the record codec length-prefixes every string (uvarint), so nothing
+// stored depends on the bound.
+const (
+	DefaultMaxNameBytes        = 1024
+	DefaultMaxRelBytes         = DefaultMaxNameBytes
+	DefaultMaxTypeBytes        = 256
+	DefaultMaxDescriptionBytes = 16384
+	DefaultMaxBatch            = 1_000_000
+)
+
+// Limits bound the fields of a write. Zero fields take the defaults above.
 type Limits struct {
-	MaxNameBytes        int // default 1024
-	MaxRelBytes         int // default 128
+	MaxNameBytes int // source, target and each alias; default 1,024
+	// MaxRelBytes bounds a relationship as sent and its snake_case form
+	// (NormalizeRelationship), which is what is stored and exported, so
+	// an export always imports back; default 1,024.
+	MaxRelBytes         int
 	MaxTypeBytes        int // default 256
-	MaxDescriptionBytes int // default 16384
+	MaxDescriptionBytes int // default 16,384
 	MaxBatch            int // triplets per Import call, default 1,000,000
 }
 
 func (l *Limits) withDefaults() Limits {
 	d := *l
 	if d.MaxNameBytes <= 0 {
-		d.MaxNameBytes = 1024
+		d.MaxNameBytes = DefaultMaxNameBytes
 	}
 	if d.MaxRelBytes <= 0 {
-		d.MaxRelBytes = 128
+		d.MaxRelBytes = DefaultMaxRelBytes
 	}
 	if d.MaxTypeBytes <= 0 {
-		d.MaxTypeBytes = 256
+		d.MaxTypeBytes = DefaultMaxTypeBytes
 	}
 	if d.MaxDescriptionBytes <= 0 {
-		d.MaxDescriptionBytes = 16384
+		d.MaxDescriptionBytes = DefaultMaxDescriptionBytes
 	}
 	if d.MaxBatch <= 0 {
-		d.MaxBatch = 1_000_000
+		d.MaxBatch = DefaultMaxBatch
 	}
 	return d
 }
@@ -85,6 +99,14 @@ func ValidateTriplet(t *TripletInput, lim Limits, dim int) error {
 		return errors.New("relationship contains a control character (newline, tab, ...)")
 	case !hasAlnum(rel):
 		return errors.New("relationship has no letters or digits")
+	}
+	// The snake_case form adds at most one '_' per rune and lower-casing
+	// at most doubles a rune's bytes, so only a relationship longer than
+	// half the limit can outgrow it: shorter ones skip the allocation.
+	if 2*len(rel) > lim.MaxRelBytes {
+		if n := len(NormalizeRelationship(rel)); n > lim.MaxRelBytes {
+			return fmt.Errorf("relationship is %d bytes in snake_case form, over the limit of %d", n, lim.MaxRelBytes)
+		}
 	}
 	t.Relationship = rel
 	if err := checkText("sourceType", t.SourceType, lim.MaxTypeBytes); err != nil {

@@ -13,6 +13,8 @@ func FuzzValidateTriplet(f *testing.F) {
 	f.Add(" a ", "calls\n", "b", "", -1.0, "")
 	f.Add("\xff", "r", "t", "", math.NaN(), "bad id")
 	f.Add(strings.Repeat("x", 1025), "r", "t", "", 1.0, "")
+	f.Add("s", strings.Repeat("aB", 400), "t", "", 1.0, "")
+	f.Add("s", strings.Repeat("Ⱥ", 400), "t", "", 1.0, "")
 	f.Fuzz(func(t *testing.T, src, rel, dst, typ string, w float64, proj string) {
 		in := TripletInput{Source: src, Relationship: rel, Target: dst, SourceType: typ, Weight: &w, TargetProjectID: proj}
 		err := ValidateTriplet(&in, Limits{}, 0)
@@ -24,7 +26,7 @@ func FuzzValidateTriplet(f *testing.F) {
 				t.Fatalf("accepted bad name %q", s)
 			}
 		}
-		if in.Relationship == "" || len(in.Relationship) > 128 || NormalizeRelationship(in.Relationship) == "" ||
+		if in.Relationship == "" || len(in.Relationship) > 1024 || NormalizeRelationship(in.Relationship) == "" || len(NormalizeRelationship(in.Relationship)) > 1024 ||
 			strings.IndexFunc(in.Relationship, unicode.IsControl) >= 0 {
 			t.Fatalf("accepted bad relationship %q", in.Relationship)
 		}

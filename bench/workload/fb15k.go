@@ -12,19 +12,20 @@ import (
 const FB15kDir = "fb15k-237"
 
 // MaxRelationshipLen is the longest relationship name kgctx accepts; the
-// FB15k relation names are built to stay below it.
-const MaxRelationshipLen = 128
+// FB15k relation names are built to stay below it (the longest is 81
+// bytes, so none is clipped).
+const MaxRelationshipLen = engine.DefaultMaxRelBytes
 
 // FB15k is the FB15k-237 training graph with readable names.
 //
 // Source and Target are entity labels from entity2text.txt, not Freebase
 // ids. Labels are not unique, and kgctx merges nodes whose names are equal
-// under engine.NormalizeName (case folded, '_', '-' and whitespace
-// dropped): in the train split 226 such keys are shared by 505 entities,
-// e.g. seven "Washington County". Every label after the first occurrence
-// of its key (first appearance in train file order) therefore gets a
-// " (2)", " (3)", ... suffix (279 entities), and the graph keeps one node
-// per Freebase entity: 14,505.
+// under engine.NormalizeName (case folded, separators and case boundaries
+// folded to '_'): in the train split 224 such keys are shared by 501
+// entities, e.g. seven "Washington County". Every label after the first
+// occurrence of its key (first appearance in train file order) therefore
+// gets a " (2)", " (3)", ... suffix (277 entities), and the graph keeps one
+// node per Freebase entity: 14,505.
 //
 // Relationship is the Freebase relation path made readable; see
 // RelationName for the rule. SourceType/TargetType is the Freebase type the

@@ -32,7 +32,7 @@ func TestRelationNames(t *testing.T) {
 	}); got[0] == got[1] || strings.HasSuffix(got[1], "_2") {
 		t.Errorf("long forms must differ without a counter: %q", got)
 	}
-	long := "/" + strings.Repeat("segment_", 30) + "/x/y"
+	long := "/" + strings.Repeat("segment_", 150) + "/x/y" // over MaxRelationshipLen: clipped
 	if n := RelationNames([]string{long, long + "/"})[0]; len(n) > MaxRelationshipLen {
 		t.Errorf("name of %d bytes exceeds %d", len(n), MaxRelationshipLen)
 	}

@@ -5,7 +5,8 @@ package workload
 // Names are built from an index by mixed-radix decoding over these lists,
 // so the lists are chosen to make every name decodable back into its
 // words, which is what makes distinct indexes give distinct names, also
-// under engine.NormalizeName (case folded, '_', '-' and spaces dropped):
+// under engine.NormalizeName, and even under the coarser identity rule of
+// store version 2 (case folded, '_', '-' and spaces dropped):
 //
 //   - lists whose words are concatenated without a separator (domains,
 //     verbs, nouns, objects, interface prefixes+nouns, roles, error ops)
