@@ -36,8 +36,9 @@ const (
 // storeVersion is written with every batch. Open upgrades older stores
 // from oldestVersion on through the steps of migrate.go and refuses other
 // versions. History: 2 keyed nodes by names with separators deleted; 3
-// folds them instead (NormalizeName) and adds pfxLegacy.
-const storeVersion = 3
+// folds them instead (NormalizeName) and adds pfxLegacy; 4 scopes session
+// keys (leases, injects, logs) by org and adds pfxSessionOrg.
+const storeVersion = 4
 
 func key32(p byte, id uint32) []byte {
 	k := make([]byte, 5)

@@ -34,6 +34,7 @@ type migration struct {
 // oldestVersion to storeVersion-1 (TestMigrationsOrdered).
 var migrations = []migration{
 	{from: 2, what: "name keys fold separators instead of deleting them", run: migrateNameKeysV2},
+	{from: 3, what: "session keys scoped by org", run: func(s *Store) error { return migrateSessionKeys(s.db) }},
 }
 
 // migrate upgrades the store from version ver to storeVersion.
