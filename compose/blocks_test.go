@@ -28,26 +28,6 @@ func repeatedLine(block string) string {
 	return ""
 }
 
-// sessionParts splits a session block into its observations part and its
-// graph part (either may be "").
-func sessionParts(t testing.TB, block string) (obs, graph string) {
-	t.Helper()
-	if block == "" {
-		return "", ""
-	}
-	for _, p := range strings.Split(block, "\n\n") {
-		switch {
-		case strings.HasPrefix(p, ObservationsHeader+"\n") && obs == "" && graph == "":
-			obs = p
-		case strings.HasPrefix(p, GraphHeader+"\n") && graph == "":
-			graph = p
-		default:
-			t.Fatalf("session block part %q is neither part, or out of order:\n%s", p, block)
-		}
-	}
-	return obs, graph
-}
-
 // checkSessionGraphPart asserts the session block's graph part is exactly
 // the graph block the same query, scope and identity get at the room the
 // composer had for it: its share of the budget, or, when the observations

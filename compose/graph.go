@@ -33,7 +33,8 @@ type Composer struct {
 	Index *index.Index
 	PEP   *policy.PEP
 	// Expand holds the walk's caps and decay (MaxFanout, MaxVisited,
-	// HopDecay); Depth comes from each request.
+	// HopDecay); Depth comes from each request. MaxFanout also bounds the
+	// errors a tool's success visits (see propagationTargets).
 	Expand traverse.Options
 	// Settings hold the configuration documents (budgets, gates, ...).
 	Settings *Settings
@@ -84,7 +85,9 @@ func (r *GraphRequest) Validate() error {
 }
 
 // GraphTriplet is one triplet of a block (the references'
-// GraphContextTriplet). Entity and relationship strings are as rendered.
+// GraphContextTriplet). Entity and relationship strings are the sanitised
+// text the block shows, without the backslash the block puts before a
+// source's leading markdown block marker (JSON is not markdown).
 type GraphTriplet struct {
 	SourceEntity   string             `json:"sourceEntity"`
 	Relationship   string             `json:"relationship"`

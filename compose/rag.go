@@ -88,7 +88,8 @@ type RAGSemantic struct {
 }
 
 // RAGExpanded is a phase-2 discovery: node, reached via predicate from
-// origin.
+// origin. In a returned block, Node, Predicate and Origin are the
+// sanitised text its line shows.
 type RAGExpanded struct {
 	Node      string  `json:"node"`
 	Predicate string  `json:"predicate"`
@@ -275,8 +276,8 @@ func (c *Composer) renderRAG(sc *graphScratch, limit int, out *RAGBlock) {
 		if header != "" {
 			n += bb.sectionCost(header)
 		}
-		if !bb.empty() {
-			n++
+		if header != "" || !bb.empty() {
+			n++ // the newline before the entry
 		}
 		return bb.runes+n <= limit && bb.fresh(ln.b)
 	}

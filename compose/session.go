@@ -142,8 +142,9 @@ func compareCandidates(a, b ObsCandidate) int {
 // and records it (recordContextInjection): the observations block, a blank
 // line, the graph block, within the work type's budget; the graph part
 // takes at most GraphShare of it, and what either part leaves unused goes
-// to the other. The block is logged whatever it holds, even when memory is
-// off and it is empty.
+// to the other. The graph part is exactly the graph block of the same
+// query, scope and identity at the room it got. The block is logged
+// whatever it holds, even when memory is off and it is empty.
 func (c *Composer) SessionBlock(ctx context.Context, req SessionRequest) (*SessionBlock, error) {
 	if err := engine.ValidateID(req.SessionID); err != nil {
 		return nil, fmt.Errorf("%w: sessionId: %v", ErrInvalidRequest, err)
