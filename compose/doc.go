@@ -7,8 +7,18 @@
 // scoring from package traverse, both under one engine.View so they see one
 // snapshot; then candidates best first, each endpoint checked by the Cedar
 // PEP (package policy) lazily and cached per request, each line rendered
-// from sanitised text and added only if the whole block, header included,
-// stays within the token budget (skip and continue).
+// and added only if the whole block, header included, stays within the
+// token budget (skip and continue).
+//
+// # Rendering untrusted text
+//
+// Names, relationships, ids and observation text are untrusted. Every
+// renderer writes its lines through one helper (render.go): trusted markup
+// goes in as literals, untrusted text only sanitised (no control or format
+// characters, no line breaks, capped) and, where it starts a markdown block
+// (a line, or a list item's content), with its leading block marker
+// escaped. So no input adds a heading, a list item or any other block to a
+// block, and a block never repeats a line.
 //
 // # Concurrency
 //

@@ -33,7 +33,8 @@ type Composer struct {
 	Index *index.Index
 	PEP   *policy.PEP
 	// Expand holds the walk's caps and decay (MaxFanout, MaxVisited,
-	// HopDecay); Depth comes from each request.
+	// HopDecay); Depth comes from each request. MaxFanout also bounds the
+	// errors a tool's success visits (see propagationTargets).
 	Expand traverse.Options
 	// Settings hold the configuration documents (budgets, gates, ...).
 	Settings *Settings
@@ -49,7 +50,7 @@ type Composer struct {
 
 	pool sync.Pool // *graphScratch
 
-	nameLens, relLens lenCache // SanitizedLen by node id, by relationship id
+	nameLens, relLens lenCache // textLen by node id, by relationship id
 }
 
 // GraphRequest is buildGraphContextBlock's input.
@@ -84,7 +85,9 @@ func (r *GraphRequest) Validate() error {
 }
 
 // GraphTriplet is one triplet of a block (the references'
-// GraphContextTriplet). Entity and relationship strings are as rendered.
+// GraphContextTriplet). Entity and relationship strings are the sanitised
+// text the block shows, without the backslash the block puts before a
+// source's leading markdown block marker (JSON is not markdown).
 type GraphTriplet struct {
 	SourceEntity   string             `json:"sourceEntity"`
 	Relationship   string             `json:"relationship"`
@@ -125,8 +128,12 @@ type graphScratch struct {
 	cands  []traverse.Candidate
 	edges  []uint32
 	qv     []float32 // the query's embedding, when the caller has it
-	buf    []byte
-	line   []byte
+	// orig keeps the session block's candidates for its second graph
+	// render: a render consumes sc.cands (the ranker reorders and
+	// overwrites it).
+	orig []traverse.Candidate
+	blk  blockBuf // the block being rendered
+	ln   lineBuf  // the entry being rendered
 }
 
 func (c *Composer) scratch() *graphScratch {
@@ -146,6 +153,13 @@ func (c *Composer) GraphBlock(ctx context.Context, req GraphRequest) (*GraphBloc
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
+	return c.graphBlock(ctx, req, req.BudgetTokens*4), nil
+}
+
+// graphBlock is GraphBlock within limit code points (a validated request;
+// its BudgetTokens is not read). The session block's graph part is
+// graphBlock at the room the observations leave, which its tests check.
+func (c *Composer) graphBlock(ctx context.Context, req GraphRequest, limit int) *GraphBlock {
 	out := &GraphBlock{Triplets: []GraphTriplet{}}
 	sc := c.scratch()
 	defer c.pool.Put(sc)
@@ -153,15 +167,15 @@ func (c *Composer) GraphBlock(ctx context.Context, req GraphRequest) (*GraphBloc
 		if err := c.prepareGraph(ctx, v, req, sc, out); err != nil {
 			return err
 		}
-		c.renderGraph(v, req.Identity, sc, out, req.BudgetTokens*4)
+		c.renderGraph(v, req.Identity, sc, out, limit)
 		return nil
 	})
 	if err != nil {
 		c.log().Warn("graph block degraded to empty", "err", err, "org", req.Scope.Org, "project", req.Scope.Project)
-		return &GraphBlock{Triplets: []GraphTriplet{}, Timings: out.Timings}, nil
+		return &GraphBlock{Triplets: []GraphTriplet{}, Timings: out.Timings}
 	}
 	c.attachProvenance(out)
-	return out, nil
+	return out
 }
 
 // prepareGraph finds the seeds and expands them into sc.cands.
@@ -197,8 +211,9 @@ func (c *Composer) prepareGraph(ctx context.Context, v *engine.View, req GraphRe
 }
 
 // renderGraph fills out (block, triplets, tokens) from the prepared
-// candidates within limit code points, header included. It may be called
-// again with another limit: it starts over.
+// candidates within limit code points, header included. It consumes
+// sc.cands (the ranker reorders and overwrites them): a second render must
+// start from a fresh copy of the prepared candidates (see composeSession).
 func (c *Composer) renderGraph(v *engine.View, id policy.Identity, sc *graphScratch, out *GraphBlock, limit int) {
 	t := time.Now()
 	out.Block, out.Triplets, out.ActualTokens, out.Denied, out.Timings.PolicyMs = "", out.Triplets[:0], 0, 0, 0
@@ -233,24 +248,41 @@ func (c *Composer) attachProvenance(out *GraphBlock) {
 // "\n- " and two " → ".
 const lineOverhead = 3 + 3 + 3
 
-// render walks candidates best first and fills the block.
+// graphLine renders one triplet line, "- src → rel → dst", into ln; src
+// starts the list item's content, so a leading block marker of it is
+// escaped.
+func graphLine(ln *lineBuf, src, rel, dst string) (s, r, d part) {
+	ln.reset()
+	ln.lit("- ")
+	s = ln.text(src, MaxNameRunes)
+	ln.lit(" → ")
+	r = ln.text(rel, MaxNameRunes)
+	ln.lit(" → ")
+	d = ln.text(dst, MaxNameRunes)
+	return s, r, d
+}
+
+// render walks candidates best first and fills the block. It consumes
+// sc.cands.
 //
 // While lines fit, candidates come off a heap in importance order. The first
 // line that does not fit ends that phase: the room left can only shrink, so
 // every candidate whose line is longer than the room now can never fit, and
 // one linear pass keeps the others; those few are then sorted and tried in
 // importance order. The result is the one a loop over every candidate in
-// importance order would give (skip what does not fit, continue), without
-// popping thousands of candidates off the heap.
+// importance order would give (skip what does not fit, or is denied, or
+// repeats a line already in the block; continue), without popping
+// thousands of candidates off the heap.
 func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, out *GraphBlock, limit int) {
 	pr := c.PEP.NewRequest(id, policy.VerbRead)
 	defer pr.Release()
-	used := utf8.RuneCountInString(GraphHeader)
+	bb := &sc.blk
+	bb.reset()
 	const minLine = lineOverhead + 3 // the shortest line: one-character names
-	if used+minLine > limit {
+	if bb.sectionCost(GraphHeader)+minLine > limit {
 		return
 	}
-	sc.buf = append(sc.buf[:0], GraphHeader...)
+	bb.section(GraphHeader)
 	var policyTime time.Duration
 	allow := func(n uint32) bool {
 		t := time.Now()
@@ -259,9 +291,13 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		policyTime += time.Since(t)
 		return ok
 	}
+	// lineLen is the code points a candidate's line adds, newline included,
+	// from the cached name lengths (the source takes its escape).
 	lineLen := func(cand *traverse.Candidate) int {
-		return lineOverhead + c.nameLens.get(cand.Src, v.NodeName) +
-			c.relLens.get(cand.Rel, v.RelName) + c.nameLens.get(cand.Dst, v.NodeName)
+		src, esc := c.nameLens.get(cand.Src, v.NodeName)
+		rel, _ := c.relLens.get(cand.Rel, v.RelName)
+		dst, _ := c.nameLens.get(cand.Dst, v.NodeName)
+		return lineOverhead + src + esc + rel + dst
 	}
 	// add checks the policy on both endpoints, then renders the line.
 	add := func(cand *traverse.Candidate, n int) {
@@ -269,37 +305,32 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 			out.Denied++
 			return
 		}
-		sc.line = append(sc.line[:0], "\n- "...)
-		srcStart := len(sc.line)
-		sc.line = AppendSanitized(sc.line, v.NodeName(cand.Src), MaxNameRunes)
-		srcEnd := len(sc.line)
-		sc.line = append(sc.line, " → "...)
-		relStart := len(sc.line)
-		sc.line = AppendSanitized(sc.line, v.RelName(cand.Rel), MaxNameRunes)
-		relEnd := len(sc.line)
-		sc.line = append(sc.line, " → "...)
-		dstStart := len(sc.line)
-		sc.line = AppendSanitized(sc.line, v.NodeName(cand.Dst), MaxNameRunes)
-		used += n
-		sc.buf = append(sc.buf, sc.line...)
+		ln := &sc.ln
+		s, r, d := graphLine(ln, v.NodeName(cand.Src), v.RelName(cand.Rel), v.NodeName(cand.Dst))
+		// m == n while lineLen and graphLine agree; the budget holds if
+		// they ever do not.
+		m := 1 + ln.runes()
+		if bb.runes+m > limit || !bb.fresh(ln.b) {
+			return
+		}
+		bb.add(ln.b, m-1)
 		out.Triplets = append(out.Triplets, GraphTriplet{
-			SourceEntity: string(sc.line[srcStart:srcEnd]), Relationship: string(sc.line[relStart:relEnd]),
-			TargetEntity: string(sc.line[dstStart:]), RelevanceScore: 1 - cand.Importance,
+			SourceEntity: ln.plain(s), Relationship: ln.plain(r), TargetEntity: ln.plain(d), RelevanceScore: 1 - cand.Importance,
 			SourceNodeID: v.NodeID(cand.Src), TargetNodeID: v.NodeID(cand.Dst), Edge: cand.Edge, Src: cand.Src, Dst: cand.Dst,
 		})
 	}
 	r := traverse.NewRanker(sc.cands)
-	for used+minLine <= limit {
+	for bb.runes+minLine <= limit {
 		cand, ok := r.Next()
 		if !ok {
 			break
 		}
-		if n := lineLen(&cand); used+n <= limit {
+		if n := lineLen(&cand); bb.runes+n <= limit {
 			add(&cand, n)
 			continue
 		}
 		// The tail: only lines that fit the room left can still be added.
-		room := limit - used
+		room := limit - bb.runes
 		rest := r.Rest()
 		fit := rest[:0]
 		for i := range rest {
@@ -308,12 +339,12 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 			}
 		}
 		tail := traverse.NewRanker(fit)
-		for used+minLine <= limit {
+		for bb.runes+minLine <= limit {
 			t, ok := tail.Next()
 			if !ok {
 				break
 			}
-			if n := lineLen(&t); used+n <= limit {
+			if n := lineLen(&t); bb.runes+n <= limit {
 				add(&t, n)
 			}
 		}
@@ -323,8 +354,8 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	if len(out.Triplets) == 0 {
 		return
 	}
-	out.Block = string(sc.buf)
-	out.ActualTokens = tokensOf(used)
+	out.Block = string(bb.b)
+	out.ActualTokens = tokensOf(bb.runes)
 }
 
 func (c *Composer) log() *slog.Logger {

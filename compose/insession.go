@@ -453,7 +453,9 @@ func (in *Injector) match(ctx context.Context, ev Event, cfg InSessionConfig, de
 		SortCandidates(kept)
 		top := kept[:min(len(kept), cfg.MaxSuggestionsPerEvent)]
 		limit := cfg.BudgetTokens * 4
-		obsBlock, ids := c.renderObservations(v, top, limit)
+		sc := c.scratch()
+		defer c.pool.Put(sc)
+		obsBlock, ids := c.renderObservations(v, sc, top, limit)
 		m.obsIDs = ids
 		// Graph triplets for the same text, through the same Cedar filter,
 		// with what the observations left.
@@ -467,8 +469,6 @@ func (in *Injector) match(ctx context.Context, ev Event, cfg InSessionConfig, de
 			return err
 		}
 		if graphOn && room > 0 && ev.MemoryScope != "session" {
-			sc := c.scratch()
-			defer c.pool.Put(sc)
 			greq := GraphRequest{Identity: ev.Identity, Scope: engine.Tenant{Org: ev.OrgID, Project: ev.ProjectID},
 				QueryText: strings.Join(lookups, " "), TopK: 3, Depth: 1}
 			if err := c.prepareGraph(ctx, v, greq, sc, g); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/traverse"
 )
 
 // Self-learning defaults (the reference's GraphEngine).
@@ -72,9 +73,11 @@ func learnedName(kind, text string) string {
 //   - a fix records error --resolved_by--> fix and fix --learned_from-->
 //     session (the error is the result's own, or the session's last error
 //     of the same tool);
-//   - a success after failures of the tool in the session raises the
-//     resolved_by edges of those errors and of their similar errors by an
-//     EMA step of 0.1 x PropagationRate towards 1.
+//   - a success of a tool that failed before, in any session, raises the
+//     resolved_by edges of the errors it caused and of their similar
+//     errors by an EMA step of 0.1 x PropagationRate towards 1 (the
+//     reference's confidence propagation follows every error --caused_by-->
+//     tool edge; see propagationTargets for the bound).
 func (c *Composer) ToolResult(ctx context.Context, r ToolResult) (*LearnResult, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
@@ -125,7 +128,7 @@ func (c *Composer) ToolResult(ctx context.Context, r ToolResult) (*LearnResult, 
 		}
 	}
 	if r.Success {
-		edges, err := c.propagationTargets(r.Scope, toolName, sessionName)
+		edges, err := c.propagationTargets(r.Scope, toolName)
 		if err != nil {
 			return nil, err
 		}
@@ -222,30 +225,58 @@ func (c *Composer) lastError(t engine.Tenant, toolName, sessionName string) (str
 	return name, err
 }
 
-// propagationTargets lists the resolved_by edges of the session's errors of
-// tool and of the errors similar to them.
-func (c *Composer) propagationTargets(t engine.Tenant, toolName, sessionName string) ([]uint32, error) {
+// propagationTargets lists the resolved_by edges a success of tool raises:
+// those of the errors the tool caused in scope t (every error
+// --caused_by--> tool edge, whichever session recorded it) and of the
+// errors similar_to them (either direction), in scope t too.
+//
+// Bounded: a success visits at most MaxFanout errors caused by the tool
+// (Expand.MaxFanout, default 64; the most recently linked first, by edge
+// id, which the engine never reuses) and at most 2 x MaxFanout errors in
+// all (similar errors of the most recent errors first, strongest links
+// first), so a tool that failed thousands of times costs a bounded write.
+func (c *Composer) propagationTargets(t engine.Tenant, toolName string) ([]uint32, error) {
+	fanout := c.Expand.MaxFanout
+	if fanout <= 0 {
+		fanout = traverse.DefaultMaxFanout
+	}
 	var edges []uint32
 	err := c.Store.View(func(v *engine.View) error {
-		errs := sessionErrors(v, t, toolName, sessionName)
-		similarTo, okS := v.RelID("similar_to")
-		resolvedBy, okR := v.RelID("resolved_by")
-		if len(errs) == 0 || !okR {
+		tool, ok1 := v.Lookup(t, toolName)
+		causedBy, ok2 := v.RelID("caused_by")
+		resolvedBy, ok3 := v.RelID("resolved_by")
+		scope := v.ScopeNodes(t)
+		if !ok1 || !ok2 || !ok3 || scope == nil || v.In(tool) == nil {
 			return nil
 		}
-		set := roaring.BitmapOf(errs...)
-		if okS {
-			for _, e := range errs {
+		var errs []uint32 // visit order
+		seen := roaring.New()
+		visit := func(n uint32) {
+			if scope.Contains(n) && !seen.Contains(n) {
+				seen.Add(n)
+				errs = append(errs, n)
+			}
+		}
+		it := v.In(tool).ReverseIterator()
+		for it.HasNext() && len(errs) < fanout {
+			if e := v.Edge(it.Next()); e.Rel == causedBy {
+				visit(e.Src)
+			}
+		}
+		if similarTo, ok := v.RelID("similar_to"); ok {
+			direct := len(errs)
+			for _, e := range errs[:direct] {
 				for _, in := range v.Ranked(e) {
+					if len(errs) >= 2*fanout {
+						break
+					}
 					if in.Rel == similarTo {
-						set.Add(in.Other())
+						visit(in.Other())
 					}
 				}
 			}
 		}
-		it := set.Iterator()
-		for it.HasNext() {
-			n := it.Next()
+		for _, n := range errs {
 			if o := v.Out(n); o != nil {
 				oi := o.Iterator()
 				for oi.HasNext() {

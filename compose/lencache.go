@@ -5,7 +5,9 @@ import (
 	"sync/atomic"
 )
 
-// lenCache remembers SanitizedLen of names by dense id. A node's name never
+// lenCache remembers textLen of names by dense id (the code points a name
+// takes in a line, and whether it takes a backslash more at a block start).
+// A node's name never
 // changes (the engine never reuses ids, and re-imports only add aliases),
 // so an entry never goes stale. Reads are lock-free; a miss computes the
 // length and stores it (racing writers store the same value).
@@ -16,22 +18,26 @@ type lenCache struct {
 
 const lenChunkBits = 12
 
-type lenChunk [1 << lenChunkBits]atomic.Int32 // length+1; 0 = unknown
+type lenChunk [1 << lenChunkBits]atomic.Int32 // length<<1 | escape, plus 1; 0 = unknown
 
-// get returns the sanitised length of id's name; name is only called on a
-// miss (reading a name touches its record, the cache miss this avoids).
-func (c *lenCache) get(id uint32, name func(uint32) string) int {
+// get returns textLen(name, MaxNameRunes) of id's name, the escape as 0 or
+// 1; name is only called on a miss (reading a name touches its record, the
+// cache miss this avoids).
+func (c *lenCache) get(id uint32, name func(uint32) string) (runes, escape int) {
 	ci, off := int(id>>lenChunkBits), id&(1<<lenChunkBits-1)
 	if cs := c.chunks.Load(); cs != nil && ci < len(*cs) {
 		if ch := (*cs)[ci]; ch != nil {
 			if v := ch[off].Load(); v != 0 {
-				return int(v - 1)
+				return int(v-1) >> 1, int(v-1) & 1
 			}
 		}
 	}
-	n := SanitizedLen(name(id), MaxNameRunes)
-	c.chunk(ci)[off].Store(int32(n + 1))
-	return n
+	n, esc := textLen(name(id), MaxNameRunes)
+	if esc {
+		escape = 1
+	}
+	c.chunk(ci)[off].Store(int32(n<<1|escape) + 1)
+	return n, escape
 }
 
 func (c *lenCache) chunk(ci int) *lenChunk {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/index"
@@ -90,7 +88,8 @@ type RAGSemantic struct {
 }
 
 // RAGExpanded is a phase-2 discovery: node, reached via predicate from
-// origin.
+// origin. In a returned block, Node, Predicate and Origin are the
+// sanitised text its line shows.
 type RAGExpanded struct {
 	Node      string  `json:"node"`
 	Predicate string  `json:"predicate"`
@@ -224,8 +223,9 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 				continue
 			}
 			reached[node] = true
-			out.Expanded = append(out.Expanded, RAGExpanded{Node: Sanitize(v.NodeName(node), MaxNameRunes), Predicate: v.RelName(cand.Rel),
-				Origin: Sanitize(v.NodeName(cand.From), MaxNameRunes), Score: cand.Importance, NodeID: v.NodeID(node), OriginID: v.NodeID(cand.From)})
+			// Raw names: renderRAG renders them and keeps what it shows.
+			out.Expanded = append(out.Expanded, RAGExpanded{Node: v.NodeName(node), Predicate: v.RelName(cand.Rel),
+				Origin: v.NodeName(cand.From), Score: cand.Importance, NodeID: v.NodeID(node), OriginID: v.NodeID(cand.From)})
 		}
 		return nil
 	})
@@ -240,7 +240,7 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 			}
 		}
 	}
-	c.renderRAG(req.BudgetTokens*4, out)
+	c.renderRAG(sc, req.BudgetTokens*4, out)
 	out.ElapsedMs = ms(time.Since(start))
 	return out, nil
 }
@@ -254,57 +254,82 @@ func nodeContent(v *engine.View, n uint32) string {
 	return v.NodeName(n)
 }
 
+// RAGEntryPrefix starts a phase-1 entry's first line: "### [<kind>] <id>";
+// the entry's content is the line after it.
+const RAGEntryPrefix = "### ["
+
 // renderRAG lays out the block within limit code points, skip and continue,
-// keeping in out only the entries the block shows.
-func (c *Composer) renderRAG(limit int, out *RAGBlock) {
-	var b strings.Builder
-	used := 0
-	// add appends text (after its section header, when it opens the
-	// section) if the whole still fits.
-	add := func(header string, text string) bool {
-		var piece strings.Builder
+// keeping in out only the entries the block shows: a phase-1 entry is
+// "### [<kind>] <id>" then its content on a line of its own (the one place
+// untrusted text starts a line: its leading block marker is escaped); a
+// phase-2 entry is "- **<node>** (via <predicate> from <origin>)", and
+// out.Expanded then holds the sanitised names the line shows. An entry that
+// would repeat a line already in the block, or whose id or content
+// sanitises to nothing, is left out.
+func (c *Composer) renderRAG(sc *graphScratch, limit int, out *RAGBlock) {
+	bb, ln := &sc.blk, &sc.ln
+	bb.reset()
+	// fits reports whether the entry in ln, after header when it opens its
+	// section, keeps the block within limit and repeats no line.
+	fits := func(header string) bool {
+		n := ln.runes()
 		if header != "" {
-			if used > 0 {
-				piece.WriteString("\n\n")
-			}
-			piece.WriteString(header)
-			piece.WriteByte('\n')
-		} else if used > 0 {
-			piece.WriteByte('\n')
+			n += bb.sectionCost(header)
 		}
-		piece.WriteString(text)
-		n := utf8.RuneCountInString(piece.String())
-		if used+n > limit {
-			return false
+		if header != "" || !bb.empty() {
+			n++ // the newline before the entry
 		}
-		b.WriteString(piece.String())
-		used += n
-		return true
+		return bb.runes+n <= limit && bb.fresh(ln.b)
+	}
+	put := func(header string) {
+		if header != "" {
+			bb.section(header)
+		}
+		bb.add(ln.b, ln.runes())
 	}
 	var sem []RAGSemantic
 	for _, s := range out.Semantic {
-		entry := "### [" + s.Kind + "] " + Sanitize(s.ID, MaxNameRunes) + "\n" + Sanitize(s.Content, MaxExcerptRunes)
+		ln.reset()
+		ln.lit(RAGEntryPrefix)
+		ln.lit(s.Kind)
+		ln.lit("] ")
+		id := ln.text(s.ID, MaxNameRunes)
+		ln.lit("\n")
+		content := ln.text(s.Content, MaxExcerptRunes)
+		if id.end == id.start || content.end == content.start {
+			continue
+		}
 		header := ""
 		if len(sem) == 0 {
 			header = RAGSemanticHeader
 		}
-		if add(header, entry) {
+		if fits(header) {
+			put(header)
 			sem = append(sem, s)
 		}
 	}
 	var exp []RAGExpanded
 	for _, e := range out.Expanded {
-		line := "- **" + e.Node + "** (via " + e.Predicate + " from " + e.Origin + ")"
+		ln.reset()
+		ln.lit("- **")
+		node := ln.text(e.Node, MaxNameRunes)
+		ln.lit("** (via ")
+		pred := ln.text(e.Predicate, MaxNameRunes)
+		ln.lit(" from ")
+		origin := ln.text(e.Origin, MaxNameRunes)
+		ln.lit(")")
 		header := ""
 		if len(exp) == 0 {
 			header = RAGExpandedHeader + "\n" + RAGPreface
 		}
-		if add(header, line) {
+		if fits(header) {
+			put(header)
+			e.Node, e.Predicate, e.Origin = ln.plain(node), ln.plain(pred), ln.plain(origin)
 			exp = append(exp, e)
 		}
 	}
 	out.Semantic, out.Expanded = nonNil(sem), nonNilE(exp)
-	out.Block = b.String()
+	out.Block = string(bb.b)
 	out.ActualTokens = Tokens(out.Block)
 }
 

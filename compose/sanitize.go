@@ -14,8 +14,11 @@ const MaxNameRunes = 120
 // are dropped, every run of whitespace, newlines and line or paragraph
 // separators becomes one space, the ends are trimmed, and the result is cut
 // to maxRunes code points (the last being "…"). With no line breaks left,
-// no input can start a new line, so it cannot add a heading or a list item
-// to the block.
+// no input can start a new line. Renderers do not call it: they write
+// untrusted text through lineBuf.text (render.go), which sanitises with
+// AppendSanitized and also escapes a leading markdown block marker where
+// the text starts a block. Sanitize itself serves names that are not
+// rendered (the self-learning graph's node names).
 func Sanitize(s string, maxRunes int) string {
 	if isClean(s, maxRunes) {
 		return s

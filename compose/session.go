@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -143,8 +142,9 @@ func compareCandidates(a, b ObsCandidate) int {
 // and records it (recordContextInjection): the observations block, a blank
 // line, the graph block, within the work type's budget; the graph part
 // takes at most GraphShare of it, and what either part leaves unused goes
-// to the other. The block is logged whatever it holds, even when memory is
-// off and it is empty.
+// to the other. The graph part is exactly the graph block of the same
+// query, scope and identity at the room it got. The block is logged
+// whatever it holds, even when memory is off and it is empty.
 func (c *Composer) SessionBlock(ctx context.Context, req SessionRequest) (*SessionBlock, error) {
 	if err := engine.ValidateID(req.SessionID); err != nil {
 		return nil, fmt.Errorf("%w: sessionId: %v", ErrInvalidRequest, err)
@@ -244,23 +244,35 @@ func (c *Composer) composeSession(ctx context.Context, req SessionRequest, mem M
 			return err
 		}
 		greq := GraphRequest{Identity: req.Identity, Scope: req.Scope, QueryText: out.QueryText, TopK: DefaultTopK, Depth: DefaultDepth}
+		// The graph part first gets its share. A render consumes the
+		// candidates, so a copy is kept for the second render below.
+		shareRoom := int(float64(total) * share)
 		if graphOn {
 			if err := c.prepareGraph(ctx, v, greq, sc, g); err != nil {
 				return err
 			}
-			c.renderGraph(v, req.Identity, sc, g, int(float64(total)*share))
+			sc.orig = append(sc.orig[:0], sc.cands...)
+			c.renderGraph(v, req.Identity, sc, g, shareRoom)
 		}
-		// Observations get what the graph left; if they leave room in
-		// turn, the graph gets it.
+		// Observations get what the graph left.
 		gUsed := utf8.RuneCountInString(g.Block)
 		room := total - gUsed
 		if gUsed > 0 {
 			room -= 2 // the blank line between the parts
 		}
-		obsBlock, obsIDs = c.renderObservations(v, obs, room)
-		oUsed := utf8.RuneCountInString(obsBlock)
-		if graphOn && len(g.Triplets) < g.Candidates && total-oUsed-2 > gUsed {
-			c.renderGraph(v, req.Identity, sc, g, total-oUsed-2)
+		obsBlock, obsIDs = c.renderObservations(v, sc, obs, room)
+		// If they leave more than the share, the graph part is rendered
+		// again, from the same candidates, with all they left: it is then
+		// exactly the graph block of the same query at that room (the
+		// same seeds, candidates and ranking), and the whole stays within
+		// the total.
+		final := total
+		if obsBlock != "" {
+			final -= utf8.RuneCountInString(obsBlock) + 2
+		}
+		if graphOn && final > shareRoom && len(g.Triplets) < g.Candidates {
+			sc.cands = append(sc.cands[:0], sc.orig...)
+			c.renderGraph(v, req.Identity, sc, g, final)
 		}
 		return nil
 	})
@@ -380,9 +392,9 @@ func (c *Composer) observationCandidates(ctx context.Context, v *engine.View, re
 // points (header included), skip and continue; it returns the block and
 // the ids it holds. Excerpts come from the content heads kept in memory;
 // the store is read only for a head too short to fill an excerpt.
-func (c *Composer) renderObservations(v *engine.View, cs []ObsCandidate, limit int) (string, []string) {
-	used := utf8.RuneCountInString(ObservationsHeader)
-	var b strings.Builder
+func (c *Composer) renderObservations(v *engine.View, sc *graphScratch, cs []ObsCandidate, limit int) (string, []string) {
+	bb, ln := &sc.blk, &sc.ln
+	bb.reset()
 	var ids []string
 	for _, x := range cs {
 		if !v.ObsLive(x.Dense) {
@@ -396,27 +408,35 @@ func (c *Composer) renderObservations(v *engine.View, cs []ObsCandidate, limit i
 			}
 			text = full[0]
 		}
-		line := ObservationLine(v.ObsID(x.Dense), text, x.Weight)
-		n := 1 + utf8.RuneCountInString(line)
-		if used+n > limit {
+		observationLine(ln, v.ObsID(x.Dense), text, x.Weight)
+		n := 1 + ln.runes()
+		if bb.empty() {
+			n += bb.sectionCost(ObservationsHeader)
+		}
+		if bb.runes+n > limit || !bb.fresh(ln.b) {
 			continue
 		}
-		if b.Len() == 0 {
-			b.WriteString(ObservationsHeader)
+		if bb.empty() {
+			bb.section(ObservationsHeader)
 		}
-		b.WriteByte('\n')
-		b.WriteString(line)
-		used += n
+		bb.add(ln.b, ln.runes())
 		ids = append(ids, v.ObsID(x.Dense))
 	}
 	if ids == nil {
 		return "", []string{}
 	}
-	return b.String(), ids
+	return string(bb.b), ids
 }
 
-// ObservationLine renders one observation: "- [<id>] <excerpt> (weight:
-// <w>)", the excerpt sanitised and cut to MaxExcerptRunes.
-func ObservationLine(id, content string, weight float64) string {
-	return "- [" + Sanitize(id, MaxNameRunes) + "] " + Sanitize(content, MaxExcerptRunes) + " (weight: " + strconv.FormatFloat(weight, 'f', 2, 64) + ")"
+// observationLine renders one observation into ln: "- [<id>] <excerpt>
+// (weight: <w>)", the excerpt cut to MaxExcerptRunes.
+func observationLine(ln *lineBuf, id, content string, weight float64) {
+	ln.reset()
+	ln.lit("- [")
+	ln.text(id, MaxNameRunes)
+	ln.lit("] ")
+	ln.text(content, MaxExcerptRunes)
+	ln.lit(" (weight: ")
+	ln.num(weight)
+	ln.lit(")")
 }

@@ -1,0 +1,227 @@
+package compose
+
+import (
+	"strings"
+	"testing"
+)
+
+// The shape checkers: what each renderer intends its block to hold, line by
+// line, written from the block formats (not from the renderers), so that
+// no untrusted input can add a heading, a list item or any other markdown
+// block to a block.
+
+// escapeIndex is where a block-start marker of s must be escaped (-1: s
+// opens no block): before a leading # > - * + _ = | ` ~ [ <, or after a
+// leading run of digits followed by '.' or ')'.
+func escapeIndex(s string) int {
+	if s == "" {
+		return -1
+	}
+	if strings.ContainsRune("#>-*+_=|`~[<", rune(s[0])) {
+		return 0
+	}
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	if n > 0 && n < len(s) && (s[n] == '.' || s[n] == ')') {
+		return n
+	}
+	return -1
+}
+
+// escaped is s as a renderer must write it at a block start.
+func escaped(s string) string {
+	if i := escapeIndex(s); i >= 0 {
+		return s[:i] + `\` + s[i:]
+	}
+	return s
+}
+
+// startsBlock reports whether s, at the start of a line or of a list
+// item's content, would open a markdown block: indented code (four blanks),
+// or, after up to three spaces, a heading, a quote, a list item, a thematic
+// break, a setext underline, a table row, a fence, a link definition, an
+// HTML block.
+func startsBlock(s string) bool {
+	t := s
+	for i := 0; i < 3 && strings.HasPrefix(t, " "); i++ {
+		t = t[1:]
+	}
+	return strings.HasPrefix(t, " ") || strings.HasPrefix(t, "\t") || escapeIndex(t) >= 0
+}
+
+// checkHashLines: no line starts with '#' unless it is one of the known
+// headers or a Graph RAG entry line.
+func checkHashLines(t testing.TB, block string) {
+	t.Helper()
+	for _, l := range strings.Split(block, "\n") {
+		switch {
+		case !strings.HasPrefix(l, "#"):
+		case l == GraphHeader, l == ObservationsHeader, l == RAGSemanticHeader, l == RAGExpandedHeader:
+		case strings.HasPrefix(l, RAGEntryPrefix+"observation] "), strings.HasPrefix(l, RAGEntryPrefix+"node] "):
+		default:
+			t.Fatalf("line %q starts with # and is no header:\n%s", l, block)
+		}
+	}
+}
+
+// checkGraphPart: the header, then one "- src → rel → dst" line per
+// triplet, the item's content opening no block.
+func checkGraphPart(t testing.TB, part string, triplets []GraphTriplet) {
+	t.Helper()
+	lines := strings.Split(part, "\n")
+	if lines[0] != GraphHeader || len(lines)-1 != len(triplets) {
+		t.Fatalf("graph part has %d lines for %d triplets:\n%s", len(lines), len(triplets), part)
+	}
+	for i, l := range lines[1:] {
+		item, ok := strings.CutPrefix(l, "- ")
+		if !ok || startsBlock(item) {
+			t.Fatalf("graph line %q is not one list item of plain text", l)
+		}
+		if tr := triplets[i]; item != escaped(tr.SourceEntity+" → "+tr.Relationship+" → "+tr.TargetEntity) {
+			t.Fatalf("graph line %q is not triplet %+v", l, tr)
+		}
+	}
+	checkHashLines(t, part)
+}
+
+// checkObsPart: the header, then one "- [id] excerpt (weight: w)" line per
+// observation, in order.
+func checkObsPart(t testing.TB, part string, ids []string) {
+	t.Helper()
+	lines := strings.Split(part, "\n")
+	if lines[0] != ObservationsHeader || len(lines)-1 != len(ids) {
+		t.Fatalf("observations part has %d lines for %d ids:\n%s", len(lines), len(ids), part)
+	}
+	for i, l := range lines[1:] {
+		if !strings.HasPrefix(l, "- ["+ids[i]+"] ") || !strings.Contains(l, " (weight: ") || !strings.HasSuffix(l, ")") {
+			t.Fatalf("observation line %q (id %s)", l, ids[i])
+		}
+	}
+	checkHashLines(t, part)
+}
+
+// checkTwoParts checks a block made of an observations part and a graph
+// part, in that order, one blank line between (session and in-session
+// blocks); graphLines is the number of triplets the block reports.
+func checkTwoParts(t testing.TB, block string, ids []string, triplets []GraphTriplet, graphLines int) {
+	t.Helper()
+	obs, graph := sessionParts(t, block)
+	if obs == "" {
+		if len(ids) != 0 {
+			t.Fatalf("%d observation ids, no observations part:\n%s", len(ids), block)
+		}
+	} else {
+		checkObsPart(t, obs, ids)
+	}
+	if graph == "" {
+		if graphLines != 0 {
+			t.Fatalf("%d triplets, no graph part:\n%s", graphLines, block)
+		}
+		return
+	}
+	if triplets != nil {
+		checkGraphPart(t, graph, triplets)
+	} else if n := strings.Count(graph, "\n"); n != graphLines {
+		t.Fatalf("graph part has %d lines for %d triplets:\n%s", n, graphLines, graph)
+	}
+	for _, l := range strings.Split(graph, "\n")[1:] {
+		if item, ok := strings.CutPrefix(l, "- "); !ok || startsBlock(item) {
+			t.Fatalf("graph line %q is not one list item of plain text", l)
+		}
+	}
+}
+
+// checkRAGShape: the semantic section ("### [kind] id" and a content line
+// per entry), a blank line, the expanded section (header, preface, one
+// "- **node** (via predicate from origin)" line per entry); either section
+// may be absent; content lines open no block.
+func checkRAGShape(t testing.TB, b *RAGBlock) {
+	t.Helper()
+	if b.Block == "" {
+		if len(b.Semantic)+len(b.Expanded) != 0 || b.ActualTokens != 0 {
+			t.Fatalf("empty block with entries: %+v", b)
+		}
+		return
+	}
+	fail := func(why string) {
+		t.Helper()
+		t.Fatalf("%s:\n%s", why, b.Block)
+	}
+	lines := strings.Split(b.Block, "\n")
+	i, sem := 0, 0
+	if lines[0] == RAGSemanticHeader {
+		i++
+		for i < len(lines) && strings.HasPrefix(lines[i], RAGEntryPrefix) {
+			if sem >= len(b.Semantic) || i+1 >= len(lines) {
+				fail("more semantic entries than reported")
+			}
+			s := b.Semantic[sem]
+			if lines[i] != RAGEntryPrefix+s.Kind+"] "+Sanitize(s.ID, MaxNameRunes) {
+				fail("entry line " + lines[i])
+			}
+			c := lines[i+1]
+			if c == "" || startsBlock(c) || c != escaped(Sanitize(s.Content, MaxExcerptRunes)) {
+				fail("content line " + c)
+			}
+			sem++
+			i += 2
+		}
+		if sem == 0 {
+			fail("semantic header without entries")
+		}
+	}
+	if sem != len(b.Semantic) {
+		fail("semantic entries reported but not shown")
+	}
+	exp := 0
+	if i < len(lines) {
+		if i > 0 {
+			if lines[i] != "" {
+				fail("no blank line between the sections")
+			}
+			i++
+		}
+		if i+1 >= len(lines) || lines[i] != RAGExpandedHeader || lines[i+1] != RAGPreface {
+			fail("expanded section header")
+		}
+		for i += 2; i < len(lines); i++ {
+			if exp >= len(b.Expanded) {
+				fail("more expanded lines than entries")
+			}
+			e := b.Expanded[exp]
+			if lines[i] != "- **"+e.Node+"** (via "+e.Predicate+" from "+e.Origin+")" {
+				fail("expanded line " + lines[i])
+			}
+			exp++
+		}
+	}
+	if exp != len(b.Expanded) {
+		fail("expanded entries reported but not shown")
+	}
+	if b.ActualTokens != Tokens(b.Block) {
+		fail("token count")
+	}
+	checkHashLines(t, b.Block)
+}
+
+// sessionParts splits a session block into its observations part and its
+// graph part (either may be "").
+func sessionParts(t testing.TB, block string) (obs, graph string) {
+	t.Helper()
+	if block == "" {
+		return "", ""
+	}
+	for _, p := range strings.Split(block, "\n\n") {
+		switch {
+		case strings.HasPrefix(p, ObservationsHeader+"\n") && obs == "" && graph == "":
+			obs = p
+		case strings.HasPrefix(p, GraphHeader+"\n") && graph == "":
+			graph = p
+		default:
+			t.Fatalf("session block part %q is neither part, or out of order:\n%s", p, block)
+		}
+	}
+	return obs, graph
+}
