@@ -22,7 +22,6 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 var (
 	tenA  = engine.Tenant{Org: "org_a", Project: "proj_1"}
 	tenA2 = engine.Tenant{Org: "org_a", Project: "proj_2"}
-	tenB  = engine.Tenant{Org: "org_b", Project: "proj_1"}
 )
 
 type env struct {

@@ -271,7 +271,6 @@ type Event struct {
 }
 
 type match struct {
-	obs      []ObsCandidate
 	block    string
 	obsIDs   []string
 	triplets []GraphTriplet

@@ -288,19 +288,6 @@ func (g *graph) removeEdge(id uint32) {
 	g.liveEdges--
 }
 
-// incidentEdges returns the live edge ids touching node id (out and in,
-// a self-loop once).
-func (g *graph) incidentEdges(id uint32) *roaring.Bitmap {
-	b := roaring.New()
-	if o := g.out[id]; o != nil {
-		b.Or(o)
-	}
-	if i := g.in[id]; i != nil {
-		b.Or(i)
-	}
-	return b
-}
-
 // growObs makes room for observation ids below n.
 func (g *graph) growObs(n uint32) {
 	g.obs = growRecords(g.obs, n, 1024, g.deletedObs)
