@@ -67,7 +67,8 @@ func eachBatch(file File, f Format, n int, fn func(file File, ts []engine.Triple
 
 // ValidateFiles parses and validates every record of files against the
 // store's vector dimension dim (negative: vector lengths unchecked); the
-// first bad record is the error, naming file and line. It returns the
+// first bad record is the error, "FILE: line N: problem", wrapping a
+// *LineError whether the record could not be parsed or is not valid. It returns the
 // number of records. progress, if set, is called with the running count.
 func ValidateFiles(files []File, f Format, dim int, rels map[string]bool, progress func(n int)) (int, error) {
 	return validateFiles(context.Background(), files, f, dim, rels, progress)
@@ -83,10 +84,11 @@ func validateFiles(ctx context.Context, files []File, f Format, dim int, rels ma
 		}
 		for i := range ts {
 			if err := engine.ValidateTriplet(&ts[i], engine.Limits{}, dim); err != nil {
-				return fmt.Errorf("%s: line %d: %w", file.name(), lines[i], err)
+				return fmt.Errorf("%s: %w", file.name(), &LineError{Line: lines[i], Err: err})
 			}
-			if rels != nil && !rels[engine.NormalizeRelationship(ts[i].Relationship)] {
-				return fmt.Errorf("%s: line %d: relationship %q is not in the project's vocabulary (strict mode)", file.name(), lines[i], engine.NormalizeRelationship(ts[i].Relationship))
+			if rel := engine.NormalizeRelationship(ts[i].Relationship); rels != nil && !rels[rel] {
+				return fmt.Errorf("%s: %w", file.name(), &LineError{Line: lines[i],
+					Err: fmt.Errorf("relationship %q is not in the project's vocabulary (strict mode)", rel)})
 			}
 		}
 		total += len(ts)
