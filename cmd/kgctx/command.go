@@ -192,8 +192,9 @@ func flagName(name string) string {
 	return "--" + name
 }
 
-// metavar names a flag's value in usage lines: a word from metavars, else
-// the flag's name in capitals; "" for booleans.
+// metavar names a flag's value in usage lines: "" for booleans, N for
+// integers, X for other numbers, a word from metavars, else the last word
+// of the flag's name in capitals (--embed-model MODEL).
 func metavar(f *flag.Flag) string {
 	if f == nil {
 		return ""
@@ -204,12 +205,19 @@ func metavar(f *flag.Flag) string {
 	if mv, ok := metavars[f.Name]; ok {
 		return mv
 	}
-	return strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+	switch kind, _ := flag.UnquoteUsage(f); kind {
+	case "int", "uint":
+		return "N"
+	case "float":
+		return "X"
+	case "duration":
+		return "DURATION"
+	}
+	return strings.ToUpper(f.Name[strings.LastIndexByte(f.Name, '-')+1:])
 }
 
 var metavars = map[string]string{"data": "DIR", "datasets": "DIR", "addr": "HOST:PORT", "server": "URL", "embed-url": "URL",
-	"admin-token": "TOKEN", "token": "TOKEN", "cpuprofile": "FILE", "memprofile": "FILE", "batch": "N", "limit": "N",
-	"budget": "N", "top-k": "N", "depth": "N", "nodes": "N", "edges": "N", "queries": "N"}
+	"cpuprofile": "FILE", "memprofile": "FILE"}
 
 func isZeroDefault(f *flag.Flag) bool {
 	switch f.DefValue {
