@@ -30,6 +30,9 @@ var (
 	ErrConflict = errors.New("engine: conflict")
 	// ErrUnauthorized: the token is unknown.
 	ErrUnauthorized = errors.New("engine: unknown token")
+	// ErrLocked: Open found the directory locked by another process (Badger
+	// allows one writer per directory; a running kgctx server holds it).
+	ErrLocked = errors.New("engine: store is locked by another process")
 )
 
 // LineError names one invalid input record (1-based line or element).

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,6 +98,9 @@ func Open(dir string, opts *Options) (*Store, error) {
 	}
 	db, err := badger.Open(bo)
 	if err != nil {
+		if isBadgerLocked(err) {
+			return nil, fmt.Errorf("%w: %s: %v", ErrLocked, dir, err)
+		}
 		return nil, fmt.Errorf("engine: open badger: %w", err)
 	}
 	s := &Store{db: db, opts: o, log: log, g: newGraph()}
@@ -376,3 +380,11 @@ func (b badgerLogger) Infof(f string, a ...any) {
 func (b badgerLogger) Debugf(f string, a ...any) {}
 
 var _ = context.Background
+
+// isBadgerLocked reports whether err is Badger's failure to take the
+// directory lock. Badger formats the flock error with %+v (its y.Wrapf
+// wraps only in debug builds), so the cause cannot be matched with
+// errors.Is; its message, the same on every platform, can.
+func isBadgerLocked(err error) bool {
+	return strings.Contains(err.Error(), "Another process is using this Badger database")
+}

@@ -2,8 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
+	"flag"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -12,8 +11,19 @@ import (
 	"github.com/kgctx/kgctx/bench"
 )
 
-func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", stderr)
+func benchCmd() *command {
+	return &command{
+		name:    "bench",
+		summary: "run a benchmark scenario: fb15k, synthetic, hnsw, session, insession or rag",
+		args:    "[SCENARIO]",
+		about: "Build or load a graph and report p50/p95/p99 latency, throughput, import rate,\n" +
+			"recall and memory. SCENARIO is fb15k (default), synthetic, hnsw, session,\n" +
+			"insession or rag.",
+		flags: benchFlags,
+	}
+}
+
+func benchFlags(fs *flag.FlagSet) body {
 	nodes := fs.Int("nodes", 0, "synthetic: nodes (default 100000); hnsw: generated vectors (default 100000)")
 	edges := fs.Int("edges", 0, "synthetic: edges (default 5 x nodes)")
 	queries := fs.Int("queries", 2000, "blocks per latency series")
@@ -25,24 +35,27 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the run, store still open, to this file")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
+	return func(ctx context.Context, c *call) error {
+		return runBench(ctx, c, bench.Config{Nodes: *nodes, Edges: *edges, Queries: *queries, Workers: *workers,
+			Duration: *duration, Datasets: *datasets, DataDir: *data, Observations: *observations}, *asJSON, *cpuProfile, *memProfile)
 	}
+}
+
+func runBench(ctx context.Context, c *call, cfg bench.Config, asJSON bool, cpuProfile, memProfile string) error {
+	stdout, stderr, pos := c.stdout, c.stderr, c.args
 	scenario := "fb15k"
 	if len(pos) > 0 {
 		scenario = pos[0]
 	}
 	if len(pos) > 1 {
-		return fmt.Errorf("bench: one scenario at a time, got %v", pos)
+		return c.usagef("one scenario at a time, got %v", pos)
 	}
-	cfg := bench.Config{Scenario: scenario, Nodes: *nodes, Edges: *edges, Queries: *queries, Workers: *workers,
-		Duration: *duration, Datasets: *datasets, DataDir: *data, Observations: *observations}
-	if !*asJSON || isTerminal(os.Stderr) {
+	cfg.Scenario = scenario
+	if !asJSON || isTerminal(os.Stderr) {
 		cfg.Progress = stderr
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
 		if err != nil {
 			return err
 		}
@@ -52,9 +65,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if *memProfile != "" {
+	if memProfile != "" {
 		cfg.AtEnd = func() error {
-			f, err := os.Create(*memProfile)
+			f, err := os.Create(memProfile)
 			if err != nil {
 				return err
 			}
@@ -70,7 +83,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if asJSON {
 		return rep.WriteJSON(stdout)
 	}
 	rep.WriteText(stdout)

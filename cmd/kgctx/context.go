@@ -2,51 +2,67 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
-	"io"
 
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/policy"
 )
 
-func cmdContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("context", stderr)
+func contextCmd() *command {
+	return &command{
+		name:     "context",
+		summary:  "print the graph context block for a query (offline)",
+		about:    "Print the graph context block for a query, read directly from a data directory\n(the server must be stopped). A directory without a store is refused.",
+		required: []string{"org"},
+		flags:    contextFlags,
+	}
+}
+
+func contextFlags(fs *flag.FlagSet) body {
 	data := fs.String("data", defaultDataDir, "data directory")
-	org := fs.String("org", "", "org id (required)")
+	org := fs.String("org", "", "org id")
 	project := fs.String("project", "", "project id (empty: the whole org)")
 	query := fs.String("query", "", "query text")
 	budget := fs.Int("budget", compose.DefaultBudgetTokens, "token budget")
 	topK := fs.Int("top-k", compose.DefaultTopK, "seed nodes")
 	depth := fs.Int("depth", compose.DefaultDepth, "neighbourhood depth (0-4)")
 	asJSON := fs.Bool("json", false, "print the whole response as JSON")
-	if _, err := parse(fs, args); err != nil {
-		return err
-	}
-	if err := engine.ValidateID(*org); err != nil {
-		return fmt.Errorf("--org: %w", err)
-	}
-	app, err := openData(ctx, *data, stderr)
-	if err != nil {
-		return err
-	}
-	defer app.Close()
-	// The CLI reads the data directory directly, so it acts as an agent of
-	// the org with every project: the default policy's widest grant.
-	b, err := app.Composer.GraphBlock(ctx, compose.GraphRequest{
-		Identity: policy.Identity{AgentID: "cli", OrgID: *org, Role: policy.RoleAgent},
-		Scope:    engine.Tenant{Org: *org, Project: *project}, QueryText: *query,
-		BudgetTokens: *budget, TopK: *topK, Depth: *depth})
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return writeJSON(stdout, b)
-	}
-	if b.Block == "" {
-		fmt.Fprintln(stderr, "(no triplets matched)")
+	return func(ctx context.Context, c *call) error {
+		if len(c.args) > 0 {
+			return c.usagef("unexpected argument %q (quote a query of several words: --query \"...\")", c.args[0])
+		}
+		if err := engine.ValidateID(*org); err != nil {
+			return c.usagef("--org %q: %v", *org, err)
+		}
+		if *project != "" {
+			if err := engine.ValidateID(*project); err != nil {
+				return c.usagef("--project %q: %v", *project, err)
+			}
+		}
+		app, err := openData(ctx, *data, readOnly, c.stderr)
+		if err != nil {
+			return err
+		}
+		defer app.Close()
+		// The CLI reads the data directory directly, so it acts as an agent of
+		// the org with every project: the default policy's widest grant.
+		b, err := app.Composer.GraphBlock(ctx, compose.GraphRequest{
+			Identity: policy.Identity{AgentID: "cli", OrgID: *org, Role: policy.RoleAgent},
+			Scope:    engine.Tenant{Org: *org, Project: *project}, QueryText: *query,
+			BudgetTokens: *budget, TopK: *topK, Depth: *depth})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(c.stdout, b)
+		}
+		if b.Block == "" {
+			fmt.Fprintln(c.stderr, "(no triplets matched)")
+			return nil
+		}
+		fmt.Fprintln(c.stdout, b.Block)
 		return nil
 	}
-	fmt.Fprintln(stdout, b.Block)
-	return nil
 }

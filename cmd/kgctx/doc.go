@@ -1,6 +1,9 @@
 // Command kgctx is the kgctx binary: `serve` runs the HTTP server, `import`
 // loads triplet files offline or through a server, `graph` inspects and
-// clears a data directory, `context` prints a graph block, `token` creates
-// bearer tokens and `bench` runs the benchmark scenarios. One file per
-// subcommand; wiring only.
+// edits a data directory, `context` prints a graph block, `token` creates
+// bearer tokens, `bench` runs the benchmark scenarios and `version` prints
+// the build. command.go holds the command tree (help, suggestions,
+// required flags, exit statuses: 2 for a misused command line, 130 for an
+// interrupted one, 1 for any other failure); one file per command, wiring
+// only.
 package main

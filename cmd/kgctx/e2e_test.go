@@ -357,7 +357,7 @@ func TestCLIImportAndGraph(t *testing.T) {
 		t.Fatalf("remote import: %v %s %s", err, out, errOut)
 	}
 	// While the server holds the directory, offline commands say so.
-	if _, errOut, err := kgctx(t, nil, "graph", "status", "--data", data); err == nil || !strings.Contains(errOut, "server running") {
+	if _, errOut, err := kgctx(t, nil, "graph", "status", "--data", data); err == nil || !strings.Contains(errOut, "in use by another kgctx process") {
 		t.Fatalf("offline open while serving: %v %s", err, errOut)
 	}
 }

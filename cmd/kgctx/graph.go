@@ -18,50 +18,49 @@ import (
 	"github.com/kgctx/kgctx/engine/tripletio"
 )
 
+// graphFlags are the flags every graph subcommand shares.
 type graphFlags struct {
-	fs         *flag.FlagSet
-	data       *string
-	org        *string
-	project    *string
-	json       *bool
-	positional []string
+	data    *string
+	org     *string
+	project *string
+	json    *bool
 }
 
-func newGraphFlags(name string, stderr io.Writer) *graphFlags {
-	fs := newFlags("graph "+name, stderr)
-	return &graphFlags{fs: fs,
-		data:    fs.String("data", defaultDataDir, "data directory"),
+func newGraphFlags(fs *flag.FlagSet) *graphFlags {
+	return &graphFlags{
+		data:    fs.String("data", defaultDataDir, "data directory (offline: the server must be stopped)"),
 		org:     fs.String("org", "", "org id"),
 		project: fs.String("project", "", "project id"),
 		json:    fs.Bool("json", false, "machine-readable output")}
 }
 
-func (g *graphFlags) tenant(required bool) (engine.Tenant, error) {
+// tenant checks --org and --project (given, as the required ones are by
+// the time a body runs, or both absent when optional).
+func (g *graphFlags) tenant(c *call) (engine.Tenant, error) {
 	t := engine.Tenant{Org: *g.org, Project: *g.project}
-	if !required && t.Org == "" && t.Project == "" {
+	if t.Org == "" && t.Project == "" {
 		return t, nil
 	}
+	if t.Org == "" || t.Project == "" {
+		return t, c.usagef("--org and --project go together")
+	}
 	if err := engine.ValidateID(t.Org); err != nil {
-		return t, fmt.Errorf("--org: %w", err)
+		return t, c.usagef("--org %q: %v", t.Org, err)
 	}
 	if err := engine.ValidateID(t.Project); err != nil {
-		return t, fmt.Errorf("--project: %w", err)
+		return t, c.usagef("--project %q: %v", t.Project, err)
 	}
 	return t, nil
 }
 
-// open parses args, checks --org/--project (required or not) and opens the
-// data directory. The caller closes the App.
-func (g *graphFlags) open(ctx context.Context, args []string, required bool, stderr io.Writer) (*api.App, engine.Tenant, error) {
-	var err error
-	if g.positional, err = parse(g.fs, args); err != nil {
-		return nil, engine.Tenant{}, err
-	}
-	t, err := g.tenant(required)
+// open checks the tenant and opens the data directory. The caller closes
+// the App.
+func (g *graphFlags) open(ctx context.Context, c *call, mode openMode) (*api.App, engine.Tenant, error) {
+	t, err := g.tenant(c)
 	if err != nil {
 		return nil, t, err
 	}
-	app, err := openData(ctx, *g.data, stderr)
+	app, err := openData(ctx, *g.data, mode, c.stderr)
 	return app, t, err
 }
 
@@ -71,28 +70,26 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func cmdGraph(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("graph: name a subcommand: status, stats, query, clear, add, export or import")
+var tenantFlags = []string{"org", "project"}
+
+func graphCmd() *command {
+	return &command{
+		name:    "graph",
+		summary: "inspect and edit a project's graph in a data directory (offline)",
+		about: "Inspect and edit the graph in a data directory. These commands open the store\n" +
+			"directly, so the server must be stopped. Commands that only read (status, stats,\n" +
+			"query, export) refuse a directory that holds no store.",
+		subs: []*command{
+			{name: "status", summary: "totals of the data directory, and of one project with --org/--project", flags: graphStatus},
+			{name: "stats", summary: "node, triple and predicate counts of a project", flags: graphStats, required: tenantFlags},
+			{name: "query", summary: "list a project's triples by subject, predicate and object", flags: graphQuery, required: tenantFlags},
+			{name: "clear", summary: "delete every node and triple of a project", flags: graphClear, required: tenantFlags},
+			{name: "add", summary: "add (or merge) one triple", flags: graphAdd,
+				required: []string{"org", "project", "subject", "predicate", "object"}},
+			{name: "export", summary: "write a project's triples as NDJSON", args: "[FILE]", flags: graphExport, required: tenantFlags},
+			{name: "import", summary: "import triplet files into a project (any import format)", args: "FILE...", flags: graphImport, required: tenantFlags},
+		},
 	}
-	sub, args := args[0], args[1:]
-	switch sub {
-	case "status":
-		return graphStatus(ctx, args, stdout, stderr)
-	case "stats":
-		return graphStats(ctx, args, stdout, stderr)
-	case "query":
-		return graphQuery(ctx, args, stdout, stderr)
-	case "clear":
-		return graphClear(ctx, args, stdout, stderr)
-	case "add":
-		return graphAdd(ctx, args, stdout, stderr)
-	case "export":
-		return graphExport(ctx, args, stdout, stderr)
-	case "import":
-		return graphImport(ctx, args, stdout, stderr)
-	}
-	return fmt.Errorf("graph: unknown subcommand %q (status, stats, query, clear, add, export, import)", sub)
 }
 
 type statusJSON struct {
@@ -107,10 +104,20 @@ type statusJSON struct {
 	Check     string          `json:"check,omitempty"`
 }
 
-func graphStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	g := newGraphFlags("status", stderr)
-	check := g.fs.Bool("check", false, "also verify the store's invariants")
-	app, t, err := g.open(ctx, args, false, stderr)
+func graphStatus(fs *flag.FlagSet) body {
+	g := newGraphFlags(fs)
+	check := fs.Bool("check", false, "also verify the store's invariants")
+	return func(ctx context.Context, c *call) error {
+		if len(c.args) > 0 {
+			return c.usagef("unexpected argument %q", c.args[0])
+		}
+		return g.status(ctx, c, *check)
+	}
+}
+
+func (g *graphFlags) status(ctx context.Context, c *call, check bool) error {
+	stdout := c.stdout
+	app, t, err := g.open(ctx, c, readOnly)
 	if err != nil {
 		return err
 	}
@@ -128,7 +135,7 @@ func graphStatus(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		st.Project = &ps
 	}
-	if *check {
+	if check {
 		st.Check = "ok"
 		if err := app.Store.Check(); err != nil {
 			st.Check = err.Error()
@@ -155,9 +162,19 @@ func graphStatus(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
-func graphStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	g := newGraphFlags("stats", stderr)
-	app, t, err := g.open(ctx, args, true, stderr)
+func graphStats(fs *flag.FlagSet) body {
+	g := newGraphFlags(fs)
+	return func(ctx context.Context, c *call) error {
+		if len(c.args) > 0 {
+			return c.usagef("unexpected argument %q", c.args[0])
+		}
+		return g.stats(ctx, c)
+	}
+}
+
+func (g *graphFlags) stats(ctx context.Context, c *call) error {
+	stdout := c.stdout
+	app, t, err := g.open(ctx, c, readOnly)
 	if err != nil {
 		return err
 	}
@@ -196,18 +213,29 @@ func graphStats(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return tw.Flush()
 }
 
-func graphQuery(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	g := newGraphFlags("query", stderr)
-	subj := g.fs.String("subject", "", "subject name")
-	pred := g.fs.String("predicate", "", "predicate")
-	obj := g.fs.String("object", "", "object name")
-	limit := g.fs.Int("limit", 100, "maximum triples")
-	app, t, err := g.open(ctx, args, true, stderr)
+func graphQuery(fs *flag.FlagSet) body {
+	g := newGraphFlags(fs)
+	var q engine.TripletQuery
+	fs.StringVar(&q.Subject, "subject", "", "subject name")
+	fs.StringVar(&q.Predicate, "predicate", "", "predicate")
+	fs.StringVar(&q.Object, "object", "", "object name")
+	fs.IntVar(&q.Limit, "limit", 100, "maximum triples")
+	return func(ctx context.Context, c *call) error {
+		if len(c.args) > 0 {
+			return c.usagef("unexpected argument %q", c.args[0])
+		}
+		return g.query(ctx, c, q)
+	}
+}
+
+func (g *graphFlags) query(ctx context.Context, c *call, q engine.TripletQuery) error {
+	stdout := c.stdout
+	app, t, err := g.open(ctx, c, readOnly)
 	if err != nil {
 		return err
 	}
 	defer app.Close()
-	ts, err := app.Store.QueryTriplets(t, engine.TripletQuery{Subject: *subj, Predicate: *pred, Object: *obj, Limit: *limit})
+	ts, err := app.Store.QueryTriplets(t, q)
 	if err != nil {
 		return err
 	}
@@ -225,18 +253,28 @@ func graphQuery(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return tw.Flush()
 }
 
-func graphClear(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	g := newGraphFlags("clear", stderr)
-	force := g.fs.Bool("force", false, "skip the confirmation")
-	app, t, err := g.open(ctx, args, true, stderr)
+func graphClear(fs *flag.FlagSet) body {
+	g := newGraphFlags(fs)
+	force := fs.Bool("force", false, "skip the confirmation")
+	return func(ctx context.Context, c *call) error {
+		if len(c.args) > 0 {
+			return c.usagef("unexpected argument %q", c.args[0])
+		}
+		return g.clear(ctx, c, *force)
+	}
+}
+
+func (g *graphFlags) clear(ctx context.Context, c *call, force bool) error {
+	stdout, stderr := c.stdout, c.stderr
+	if !force && !isTerminal(os.Stdin) {
+		return c.usagef("refusing without --force when standard input is not a terminal")
+	}
+	app, t, err := g.open(ctx, c, create)
 	if err != nil {
 		return err
 	}
 	defer app.Close()
-	if !*force {
-		if !isTerminal(os.Stdin) {
-			return errors.New("graph clear: refusing without --force when standard input is not a terminal")
-		}
+	if !force {
 		fmt.Fprintf(stderr, "This permanently deletes every node and triple of %s/%s. Type the project id to confirm: ", t.Org, t.Project)
 		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
 		if strings.TrimSpace(line) != t.Project {
@@ -254,21 +292,31 @@ func graphClear(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-func graphAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	g := newGraphFlags("add", stderr)
-	subj := g.fs.String("subject", "", "subject name (required)")
-	pred := g.fs.String("predicate", "", "predicate (required)")
-	obj := g.fs.String("object", "", "object name (required)")
-	weight := g.fs.Float64("weight", -1, "edge weight in [0,1] (default: keep, 0.5 for a new edge)")
-	app, t, err := g.open(ctx, args, true, stderr)
+func graphAdd(fs *flag.FlagSet) body {
+	g := newGraphFlags(fs)
+	var in engine.TripletInput
+	fs.StringVar(&in.Source, "subject", "", "subject name")
+	fs.StringVar(&in.Relationship, "predicate", "", "predicate")
+	fs.StringVar(&in.Target, "object", "", "object name")
+	weight := fs.Float64("weight", -1, "edge weight in [0,1] (default: keep, 0.5 for a new edge)")
+	return func(ctx context.Context, c *call) error {
+		if len(c.args) > 0 {
+			return c.usagef("unexpected argument %q", c.args[0])
+		}
+		if *weight >= 0 {
+			in.Weight = weight
+		}
+		return g.add(ctx, c, in)
+	}
+}
+
+func (g *graphFlags) add(ctx context.Context, c *call, in engine.TripletInput) error {
+	stdout := c.stdout
+	app, t, err := g.open(ctx, c, create)
 	if err != nil {
 		return err
 	}
 	defer app.Close()
-	in := engine.TripletInput{Source: *subj, Relationship: *pred, Target: *obj}
-	if *weight >= 0 {
-		in.Weight = weight
-	}
 	preds, err := app.Settings.Predicates(t)
 	if err != nil {
 		return err
@@ -290,18 +338,24 @@ func graphAdd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // graphExport writes the project's triplets as NDJSON (to FILE, or standard
 // output), in the form graph import and kgctx import read back.
-func graphExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	g := newGraphFlags("export", stderr)
-	app, t, err := g.open(ctx, args, true, stderr)
+func graphExport(fs *flag.FlagSet) body {
+	g := newGraphFlags(fs)
+	return func(ctx context.Context, c *call) error {
+		if len(c.args) > 1 {
+			return c.usagef("at most one FILE")
+		}
+		return g.export(ctx, c)
+	}
+}
+
+func (g *graphFlags) export(ctx context.Context, c *call) error {
+	stdout, pos := c.stdout, c.args
+	app, t, err := g.open(ctx, c, readOnly)
 	if err != nil {
 		return err
 	}
 	defer app.Close()
 	w := stdout
-	pos := g.positional
-	if len(pos) > 1 {
-		return errors.New("graph export: at most one FILE")
-	}
 	var f *os.File
 	if len(pos) == 1 && pos[0] != "-" {
 		if f, err = os.Create(pos[0]); err != nil {
@@ -338,31 +392,31 @@ func graphExport(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 // graphImport reads FILEs (any import format, NDJSON exports included) into
 // the project, like kgctx import with the graph command's flags.
-func graphImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	g := newGraphFlags("import", stderr)
-	app, t, err := g.open(ctx, args, true, stderr)
+func graphImport(fs *flag.FlagSet) body {
+	g := newGraphFlags(fs)
+	return func(ctx context.Context, c *call) error {
+		if len(c.args) == 0 {
+			return c.usagef("name at least one FILE")
+		}
+		return g.importFiles(ctx, c)
+	}
+}
+
+func (g *graphFlags) importFiles(ctx context.Context, c *call) error {
+	stdout := c.stdout
+	t, err := g.tenant(c)
 	if err != nil {
 		return err
 	}
-	if len(g.positional) == 0 {
-		app.Close()
-		return errors.New("graph import: name at least one FILE")
-	}
-	files := make([]tripletio.File, len(g.positional))
-	for i, p := range g.positional {
+	files := make([]tripletio.File, len(c.args))
+	for i, p := range c.args {
 		files[i] = tripletio.File{Path: p}
 	}
-	preds, err := app.Settings.Predicates(t)
+	var total int
+	res, err := importLocal(ctx, *g.data, t, files, tripletio.LoadOptions{AllowCrossOrg: true,
+		Validated: func(n int) { total = n }}, c.stderr)
 	if err != nil {
-		app.Close()
-		return err
-	}
-	res, err := tripletio.Load(ctx, app.Store, t, files, tripletio.LoadOptions{AllowCrossOrg: true, Relationships: preds.Set()})
-	if cerr := app.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
+		return importFailed(ctx, c, err, res, total, false)
 	}
 	if *g.json {
 		return writeJSON(stdout, res)

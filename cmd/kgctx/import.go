@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,39 +15,66 @@ import (
 	"github.com/kgctx/kgctx/engine/tripletio"
 )
 
-func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("import", stderr)
-	org := fs.String("org", "", "org id (required)")
-	project := fs.String("project", "", "project id (required)")
-	format := fs.String("format", "auto", "input format: auto, json, jsonl, tsv, csv, spo (SUBJECT|PREDICATE|OBJECT), nt (N-Triples)")
-	data := fs.String("data", defaultDataDir, "data directory (offline import)")
-	server := fs.String("server", "", "import through a running server at this URL instead")
-	tok := fs.String("token", os.Getenv("KGCTX_TOKEN"), "bearer token for --server (default $KGCTX_TOKEN)")
-	batch := fs.Int("batch", 0, "triplets per batch (default 50000 offline, 20000 per request)")
-	quiet := fs.Bool("q", false, "no progress line")
-	names, err := parse(fs, args)
-	if err != nil {
-		return err
+func importCmd() *command {
+	return &command{
+		name:    "import",
+		summary: "import triplet files into a project (offline, or through a running server)",
+		about: "Import triplet files into a project: offline into a data directory (created if\n" +
+			"absent), or through a running server with --server. FILE - is standard input;\n" +
+			".gz files are decompressed. All or nothing as far as the input goes: every line\n" +
+			"is checked first and a bad one is named (FILE: line N) with nothing written.\n" +
+			"Imports merge: running the same import again creates nothing new.",
+		args:     "FILE...",
+		required: []string{"org", "project"},
+		flags: func(fs *flag.FlagSet) body {
+			var j importJob
+			fs.StringVar(&j.ten.Org, "org", "", "org id")
+			fs.StringVar(&j.ten.Project, "project", "", "project id")
+			format := fs.String("format", "auto", "input format: auto, json, jsonl, tsv, csv, spo (SUBJECT|PREDICATE|OBJECT), nt (N-Triples)")
+			fs.StringVar(&j.data, "data", defaultDataDir, "data directory (offline import)")
+			fs.StringVar(&j.server, "server", "", "import through a running server at this URL instead")
+			fs.StringVar(&j.token, "token", os.Getenv("KGCTX_TOKEN"), "bearer token for --server (default $KGCTX_TOKEN)")
+			fs.IntVar(&j.batch, "batch", 0, "triplets per batch (default 50000 offline, 20000 per request)")
+			fs.BoolVar(&j.quiet, "q", false, "no progress line")
+			return func(ctx context.Context, c *call) error {
+				if len(c.args) == 0 {
+					return c.usagef("name at least one FILE (- for standard input)")
+				}
+				if err := engine.ValidateID(j.ten.Org); err != nil {
+					return c.usagef("--org %q: %v", j.ten.Org, err)
+				}
+				if err := engine.ValidateID(j.ten.Project); err != nil {
+					return c.usagef("--project %q: %v", j.ten.Project, err)
+				}
+				f, err := tripletio.ParseFormat(*format)
+				if err != nil {
+					return c.usagef("--format: %v", err)
+				}
+				if j.batch < 0 {
+					return c.usagef("--batch must be positive")
+				}
+				j.format = f
+				return j.run(ctx, c)
+			}
+		},
 	}
-	if len(names) == 0 {
-		return errors.New("import: name at least one FILE (- for standard input)")
-	}
-	ten := engine.Tenant{Org: *org, Project: *project}
-	if err := engine.ValidateID(ten.Org); err != nil {
-		return fmt.Errorf("--org: %w", err)
-	}
-	if err := engine.ValidateID(ten.Project); err != nil {
-		return fmt.Errorf("--project: %w", err)
-	}
-	f, err := tripletio.ParseFormat(*format)
-	if err != nil {
-		return err
-	}
-	if *batch < 0 {
-		return errors.New("--batch must be positive")
-	}
-	files := make([]tripletio.File, len(names))
-	for i, name := range names {
+}
+
+// importJob is one kgctx import, flags parsed.
+type importJob struct {
+	ten                 engine.Tenant
+	format              tripletio.Format
+	data, server, token string
+	batch               int
+	quiet               bool
+	// written, if set, is called after each batch written with the running
+	// count (a hook for tests to interrupt an import part way).
+	written func(n int)
+}
+
+func (j *importJob) run(ctx context.Context, c *call) error {
+	files := make([]tripletio.File, len(c.args))
+	for i, name := range c.args {
 		files[i] = tripletio.File{Path: name}
 		if name != "-" {
 			continue
@@ -65,33 +93,92 @@ func cmdImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		tmp.Close()
 		files[i] = tripletio.File{Path: tmp.Name(), Name: "-"}
 	}
-	p := &progress{w: stderr, on: !*quiet && isTerminal(os.Stderr)}
+	p := &progress{w: c.stderr, on: !j.quiet && isTerminal(os.Stderr)}
+	written := func(n int) {
+		p.written(n)
+		if j.written != nil {
+			j.written(n)
+		}
+	}
 	start := time.Now()
 	var res engine.ImportResult
-	if *server != "" {
-		c, cerr := client.New(*server, *tok, nil)
+	var err error
+	if j.server != "" {
+		cl, cerr := client.New(j.server, j.token, nil)
 		if cerr != nil {
-			return fmt.Errorf("--server/--token: %w", cerr)
+			return c.usagef("--server/--token: %v", cerr)
 		}
-		res, err = c.ImportFiles(ctx, ten.Org, ten.Project, files, client.FileOptions{Format: f, Batch: *batch,
-			Validated: p.validated, Written: p.written})
+		res, err = cl.ImportFiles(ctx, j.ten.Org, j.ten.Project, files, client.FileOptions{Format: j.format, Batch: j.batch,
+			Validated: p.validated, Written: written})
 	} else {
-		res, err = importLocal(ctx, *data, ten, files, tripletio.LoadOptions{Format: f, Batch: *batch, AllowCrossOrg: true,
-			Validated: p.validated, Written: p.written}, stderr)
+		res, err = importLocal(ctx, j.data, j.ten, files, tripletio.LoadOptions{Format: j.format, Batch: j.batch, AllowCrossOrg: true,
+			Validated: p.validated, Written: written}, c.stderr)
 	}
 	p.done()
 	if err != nil {
-		return err
+		return importFailed(ctx, c, err, res, p.totalCount(), j.server != "")
 	}
 	el := time.Since(start)
-	fmt.Fprintf(stdout, "imported %d triplets in %s (%.0f triplets/s): %d nodes created, %d edges created, %d merged\n",
+	fmt.Fprintf(c.stdout, "imported %d triplets in %s (%.0f triplets/s): %d nodes created, %d edges created, %d merged\n",
 		res.Accepted, el.Round(time.Millisecond), float64(res.Accepted)/max(el.Seconds(), 1e-9), res.NodesCreated, res.EdgesCreated, res.EdgesMerged)
 	return nil
 }
 
+// importFailed turns the error of an import into what the person sees.
+// After an interruption (Ctrl-C, SIGTERM) it says how far the import got:
+// every batch is written all or nothing, so res counts exactly the
+// committed triplets of an offline import (a server may also have written
+// the requests in flight), and running the same import again merges: the
+// triplets already written create nothing new. total is the number of
+// triplets the input holds, 0 while it was still being checked.
+func importFailed(ctx context.Context, c *call, err error, res engine.ImportResult, total int, remote bool) error {
+	if ctx.Err() == nil {
+		var le *tripletio.LineError
+		if errors.As(err, &le) {
+			// "FILE: line N: ...": a record of the input could not be read
+			// or is invalid; the whole input is checked before anything
+			// is written.
+			return &cmdError{cmd: c.path, msg: err.Error() + " (nothing was written)", err: err}
+		}
+		return err
+	}
+	var msg string
+	switch {
+	case total == 0 && res.Accepted == 0:
+		msg = "interrupted while checking the input; nothing was written"
+	case remote:
+		msg = fmt.Sprintf("interrupted: the server confirmed %d of %d triplets (requests in flight may have been written too)", res.Accepted, total)
+	default:
+		msg = fmt.Sprintf("interrupted: %d of %d triplets written (committed), the rest not", res.Accepted, total)
+	}
+	if res.Accepted > 0 || remote {
+		msg += "; run the same import again to finish it: imports merge, so the triplets already written create nothing new"
+	}
+	return &cmdError{cmd: c.path, msg: msg, code: exitInterrupted, err: ctx.Err()}
+}
+
+// importLocal loads files into the store in dir, creating it if absent.
+// The input is checked in full before anything is written; for a store
+// that does not exist yet that check runs before it is created, so a bad
+// file leaves no empty store behind. (Vector lengths are checked against
+// the store, once it exists: a first import with vectors of the wrong
+// length fails after creating it, still writing no triplet.)
 func importLocal(ctx context.Context, dir string, ten engine.Tenant, files []tripletio.File, o tripletio.LoadOptions, stderr io.Writer) (engine.ImportResult, error) {
-	app, err := openData(ctx, dir, stderr)
+	exists, err := hasStore(dir)
 	if err != nil {
+		return engine.ImportResult{}, err
+	}
+	if !exists {
+		if _, err := tripletio.ValidateFiles(files, o.Format, -1, nil, nil); err != nil {
+			return engine.ImportResult{}, err
+		}
+	}
+	app, err := openData(ctx, dir, create, stderr)
+	if err != nil {
+		var le *lockedError
+		if errors.As(err, &le) {
+			le.hint = ", or import through the running server with --server URL"
+		}
 		return engine.ImportResult{}, err
 	}
 	preds, err := app.Settings.Predicates(ten)
@@ -101,7 +188,8 @@ func importLocal(ctx context.Context, dir string, ten engine.Tenant, files []tri
 	}
 	o.Relationships = preds.Set()
 	res, err := tripletio.Load(ctx, app.Store, ten, files, o)
-	// Close makes everything durable before the command reports success.
+	// Close makes everything durable before the command reports success
+	// (or how far an interrupted import got).
 	if cerr := app.Close(); err == nil {
 		err = cerr
 	}
@@ -123,6 +211,12 @@ func (p *progress) validated(total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.total, p.start = total, time.Now()
+}
+
+func (p *progress) totalCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.total
 }
 
 func (p *progress) written(n int) {

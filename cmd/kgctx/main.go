@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,94 +14,88 @@ import (
 	"golang.org/x/term"
 )
 
-const usage = `kgctx: knowledge graph context blocks for AI coding agents
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first signal the command winds down (an import closes
+		// its store, a server drains); a second one kills at once.
+		<-ctx.Done()
+		stop()
+	}()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(report(err, os.Stderr))
+}
 
-Usage:
-  kgctx serve   [--data DIR] [--addr HOST:PORT] [--sync] [--admin-token T]
-  kgctx import  FILE... --org ORG --project PROJECT [--format auto|json|jsonl|tsv|csv|spo|nt]
-                [--data DIR | --server URL --token T]
-  kgctx graph   status|stats|query|clear|add|export|import [--data DIR] [--org ORG --project PROJECT] [--json]
-  kgctx context --org ORG --project PROJECT --query TEXT [--budget N] [--top-k N] [--depth N] [--json]
-  kgctx token   create --org ORG --agent AGENT --role ROLE [--project P]... [--data DIR]
-  kgctx bench   [fb15k|synthetic|hnsw|session|insession|rag] [--nodes N] [--edges N] [--queries N] [--json]
+// root is the command tree. It is built on each call (it is small) so that
+// the help command can refer to it without an initialisation cycle.
+func root() *command {
+	return &command{
+		name:    "kgctx",
+		summary: "knowledge graph context blocks for AI coding agents",
+		subs: []*command{
+			serveCmd(), importCmd(), graphCmd(), contextCmd(), tokenCmd(), benchCmd(), versionCmd(), helpCmd(),
+		},
+	}
+}
 
-Run "kgctx COMMAND -h" for a command's flags.
-`
+// run executes the command line args (without the program name). Output
+// goes to stdout and stderr; the returned error is what report prints.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		args = append([]string{"version"}, args[1:]...)
+	}
+	return root().exec(ctx, "kgctx", args, stdout, stderr)
+}
 
-// exitError carries a process exit status.
+// Exit statuses besides 0 and 1 (any other error).
+const (
+	exitUsage       = 2   // a misused command line
+	exitInterrupted = 130 // stopped by SIGINT or SIGTERM, as shells report it
+)
+
+// exitError carries a process exit status whose message, if any, was
+// already printed.
 type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+// cmdError is an error of one command, printed as "kgctx graph stats:
+// message". usage marks a misused command line (exit 2, followed by a hint
+// to --help); code, when set, is the exit status.
+type cmdError struct {
+	cmd   string // "kgctx graph stats"
+	msg   string
+	usage bool
+	code  int
+	err   error // wrapped, for errors.Is
+}
+
+func (e *cmdError) Error() string { return e.cmd + ": " + e.msg }
+func (e *cmdError) Unwrap() error { return e.err }
+
+// report prints err for a person and returns the process exit status.
+func report(err error, stderr io.Writer) int {
 	var ee exitError
+	var ce *cmdError
 	switch {
 	case err == nil:
+		return 0
 	case errors.As(err, &ee):
-		os.Exit(ee.code)
-	case errors.Is(err, flag.ErrHelp):
-		os.Exit(0)
-	default:
-		fmt.Fprintln(os.Stderr, "kgctx:", err)
-		os.Exit(1)
-	}
-}
-
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return exitError{2}
-	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "serve":
-		return cmdServe(ctx, rest, stdout, stderr)
-	case "import":
-		return cmdImport(ctx, rest, stdout, stderr)
-	case "graph":
-		return cmdGraph(ctx, rest, stdout, stderr)
-	case "context":
-		return cmdContext(ctx, rest, stdout, stderr)
-	case "token":
-		return cmdToken(ctx, rest, stdout, stderr)
-	case "bench":
-		return cmdBench(ctx, rest, stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
-	}
-	fmt.Fprintf(stderr, "kgctx: unknown command %q\n\n%s", cmd, usage)
-	return exitError{2}
-}
-
-// parse parses flags that may come before, between or after positional
-// arguments ("kgctx import a.tsv b.tsv --org o"), which package flag alone
-// does not allow. It returns the positional arguments.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
+		return ee.code
+	case errors.As(err, &ce):
+		fmt.Fprintln(stderr, ce.Error())
+		if ce.usage {
+			fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", ce.cmd)
+			return exitUsage
 		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
+		if ce.code != 0 {
+			return ce.code
 		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+		return 1
 	}
-}
-
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("kgctx "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
+	fmt.Fprintln(stderr, "kgctx:", err)
+	return 1
 }
 
 // defaultDataDir is API.md's default data directory.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,62 +17,88 @@ import (
 	"github.com/kgctx/kgctx/index/embed"
 )
 
-func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", stderr)
-	data := fs.String("data", defaultDataDir, "data directory")
-	addr := fs.String("addr", "127.0.0.1:7070", "listen address")
-	sync := fs.Bool("sync", false, "fsync every write (survives power loss, slower)")
-	adminToken := fs.String("admin-token", "", "operator token (default $KGCTX_ADMIN_TOKEN; generated into DIR/admin.token when the store has none)")
-	maxImport := fs.Int64("max-import-bytes", 64<<20, "body limit of import routes")
-	maxBody := fs.Int64("max-body-bytes", 1<<20, "body limit of every other route")
-	verbose := fs.Bool("v", false, "debug logging")
-	embURL := fs.String("embed-url", "", "OpenAI-compatible embeddings server (e.g. http://127.0.0.1:11434); default: the built-in lexical embedder")
-	embModel := fs.String("embed-model", "", "embedding model name (with --embed-url)")
-	embDim := fs.Int("embed-dim", 0, "embedding dimension (with --embed-url)")
-	var tune tuning
-	tune.register(fs)
-	if _, err := parse(fs, args); err != nil {
-		return err
+func serveCmd() *command {
+	return &command{
+		name:    "serve",
+		summary: "run the HTTP server on a data directory (created if absent)",
+		flags: func(fs *flag.FlagSet) body {
+			data := fs.String("data", defaultDataDir, "data directory")
+			addr := fs.String("addr", "127.0.0.1:7070", "listen address")
+			sync := fs.Bool("sync", false, "fsync every write (survives power loss, slower)")
+			adminToken := fs.String("admin-token", "", "operator token (default $KGCTX_ADMIN_TOKEN; generated into DIR/admin.token when the store has none)")
+			maxImport := fs.Int64("max-import-bytes", 64<<20, "body limit of import routes")
+			maxBody := fs.Int64("max-body-bytes", 1<<20, "body limit of every other route")
+			verbose := fs.Bool("v", false, "debug logging")
+			embURL := fs.String("embed-url", "", "OpenAI-compatible embeddings server (e.g. http://127.0.0.1:11434); default: the built-in lexical embedder")
+			embModel := fs.String("embed-model", "", "embedding model name (with --embed-url)")
+			embDim := fs.Int("embed-dim", 0, "embedding dimension (with --embed-url)")
+			var tune tuning
+			tune.register(fs)
+			return func(ctx context.Context, c *call) error {
+				if len(c.args) > 0 {
+					return c.usagef("unexpected argument %q", c.args[0])
+				}
+				level := slog.LevelInfo
+				if *verbose {
+					level = slog.LevelDebug
+				}
+				cfg := api.AppConfig{DataDir: *data, SyncWrites: *sync, Logger: logger(c.stderr, level)}
+				if *embURL != "" {
+					h, err := embed.NewHTTP(embed.HTTPOptions{BaseURL: *embURL, Model: *embModel, Dim: *embDim, APIKey: os.Getenv("KGCTX_EMBED_API_KEY")})
+					if err != nil {
+						return c.usagef("--embed-url: %v", err)
+					}
+					cfg.Embedder = h
+				}
+				if err := tune.apply(&cfg); err != nil {
+					return c.usagef("%v", err)
+				}
+				return serve(ctx, c, cfg, *addr, *adminToken, api.Config{MaxImportBytes: *maxImport, MaxBodyBytes: *maxBody})
+			}
+		},
 	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	log := logger(stderr, level)
-	var emb embed.Embedder
-	if *embURL != "" {
-		h, err := embed.NewHTTP(embed.HTTPOptions{BaseURL: *embURL, Model: *embModel, Dim: *embDim, APIKey: os.Getenv("KGCTX_EMBED_API_KEY")})
-		if err != nil {
-			return err
-		}
-		emb = h
-	}
+}
+
+// serve binds addr, opens the store, makes sure an operator token exists
+// and serves until ctx is done. The listener is bound first: a second
+// server on a busy port fails before it touches the data directory (no
+// store created, no admin.token or token written).
+func serve(ctx context.Context, c *call, cfg api.AppConfig, addr, adminToken string, scfg api.Config) error {
+	log := cfg.Logger
 	start := time.Now()
-	cfg := api.AppConfig{DataDir: *data, SyncWrites: *sync, Embedder: emb, Logger: log}
-	if err := tune.apply(&cfg); err != nil {
-		return err
-	}
-	app, err := api.OpenApp(ctx, cfg)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", *data, err)
+		var oe *net.OpError
+		if errors.As(err, &oe) && oe.Err != nil {
+			err = oe.Err
+		}
+		return fmt.Errorf("cannot listen on %s: %w (is another server using that port? choose another with --addr); nothing was written to %s", addr, err, cfg.DataDir)
+	}
+	served := false
+	defer func() {
+		if !served {
+			ln.Close()
+		}
+	}()
+	app, err := openApp(ctx, cfg, create)
+	if err != nil {
+		return err
 	}
 	defer func() {
 		if err := app.Close(); err != nil {
 			log.Error("close store", "err", err)
 		}
 	}()
-	if err := bootstrap(app, *data, *adminToken, stdout); err != nil {
+	if err := bootstrap(app, cfg.DataDir, adminToken, c.stdout); err != nil {
 		return err
 	}
-	srv, err := api.New(api.Config{App: app, MaxImportBytes: *maxImport, MaxBodyBytes: *maxBody})
+	scfg.App = app
+	srv, err := api.New(scfg)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "kgctx listening on http://%s (data %s, ready in %s)\n", ln.Addr(), *data, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(c.stdout, "kgctx listening on http://%s (data %s, ready in %s)\n", ln.Addr(), cfg.DataDir, time.Since(start).Round(time.Millisecond))
+	served = true
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -53,12 +53,30 @@ func ToLineErrors(errs []*LineError) []engine.LineError {
 	return out
 }
 
-// AnySyntax reports whether one of errs is a syntax error of the input
-// (malformed JSON and the like) rather than a well-formed record with a
-// missing or unknown field.
+// AnySyntax reports whether one of errs means the body could not be read
+// as a whole: broken syntax (ErrSyntax: malformed JSON, a bad CSV quote),
+// a corrupt gzip stream or a failed read. The API answers those 400; the
+// rest are record-level validation errors, each naming its line, which it
+// answers 422: ErrInvalidRecord (wrong field count, a JSON value that is
+// not a triplet object, a bad N-Triples statement), ErrMissingField,
+// ErrUnknownField, ErrInvalidUTF8, ErrInvalidWeight and ErrLineTooLong.
+// An error of any other kind counts as unreadable, so that a new failure
+// mode is never mistaken for a bad row.
 func AnySyntax(errs []*LineError) bool {
 	for _, e := range errs {
-		if errors.Is(e, ErrSyntax) {
+		if !isRecordError(e) {
+			return true
+		}
+	}
+	return false
+}
+
+// recordErrors are the sentinels of record-level problems (see AnySyntax).
+var recordErrors = [...]error{ErrInvalidRecord, ErrMissingField, ErrUnknownField, ErrInvalidUTF8, ErrInvalidWeight, ErrLineTooLong}
+
+func isRecordError(err error) bool {
+	for _, k := range recordErrors {
+		if errors.Is(err, k) {
 			return true
 		}
 	}

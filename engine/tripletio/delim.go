@@ -78,7 +78,7 @@ func isHeaderBytes(line []byte) bool {
 var headerCells = [3]string{"source", "relationship", "target"}
 
 func fieldCountError(kind string, n int) error {
-	return detail(ErrSyntax, fmt.Sprintf("expected 3 or 4 %s fields (source, relationship, target[, weight]), got %d", kind, n))
+	return detail(ErrInvalidRecord, fmt.Sprintf("expected 3 or 4 %s fields (source, relationship, target[, weight]), got %d", kind, n))
 }
 
 // parseWeight parses the optional fourth column. Unlike JSON input, whose

@@ -40,6 +40,13 @@
 // cannot resume from (an I/O error, broken JSON array syntax) Stopped
 // reports true and Next keeps returning that error.
 //
+// Errors come in two kinds, told apart by AnySyntax: a body that cannot be
+// read as a whole (ErrSyntax: broken JSON or CSV quoting; a corrupt gzip
+// stream; a failed read), which the API answers 400, and a record that was
+// read whole but is not a valid triplet (ErrInvalidRecord, ErrMissingField,
+// ErrUnknownField, ErrInvalidUTF8, ErrInvalidWeight, ErrLineTooLong), which
+// it answers 422 naming the line. Both name their line.
+//
 // # Concurrency and memory
 //
 // A Reader or an Encoder is not safe for concurrent use; use one per

@@ -21,10 +21,20 @@ var (
 	// a negative field.
 	ErrInvalidOptions = errors.New("tripletio: invalid options")
 
-	// ErrSyntax marks malformed input: broken JSON, a JSON value that is not
-	// an object, a field of the wrong JSON type, a bad CSV quote, a row with
-	// the wrong number of columns, data after the end of a JSON array.
+	// ErrSyntax marks input that cannot be parsed in its format at all:
+	// broken JSON (in an array or on a JSONL line), data after the end of a
+	// JSON array or after a JSONL line's object, a JSON body that is not an
+	// array, a bad CSV quote. Together with read errors (a corrupt gzip
+	// stream, a failed read) these are what AnySyntax reports.
 	ErrSyntax = errors.New("tripletio: syntax error")
+
+	// ErrInvalidRecord marks a record that was read whole but is not a
+	// triplet: a TSV, CSV or pipe row with the wrong number of fields, an
+	// N-Triples statement with a bad term, a non-IRI predicate or no final
+	// " .", a JSON value that is not an object (a number, null, an array),
+	// a field of the wrong JSON type or an unparsable value (a timestamp).
+	// Like ErrMissingField it is a validation error of one line.
+	ErrInvalidRecord = errors.New("tripletio: invalid record")
 
 	// ErrMissingField marks a record whose source, relationship or target is
 	// absent, empty or only whitespace.

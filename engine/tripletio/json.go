@@ -74,7 +74,7 @@ func (r *Reader) decodeLine(line []byte, t *engine.TripletInput) error {
 		return jsonError(err)
 	}
 	if r.p == nil {
-		return detail(ErrSyntax, "expected a JSON object, got null")
+		return detail(ErrInvalidRecord, "expected a JSON object, got null")
 	}
 	return checkRequired(t)
 }
@@ -149,7 +149,7 @@ func (r *Reader) nextJSON(t *engine.TripletInput) error {
 		return r.fail(r.line, detail(ErrLineTooLong, fmt.Sprintf("array element longer than %d bytes", r.opts.MaxLineBytes)), false)
 	}
 	if r.p == nil {
-		return r.fail(r.line, detail(ErrSyntax, "expected a JSON object, got null"), false)
+		return r.fail(r.line, detail(ErrInvalidRecord, "expected a JSON object, got null"), false)
 	}
 	if err := checkRequired(t); err != nil {
 		return r.fail(r.line, err, false)
@@ -202,15 +202,18 @@ func (r *Reader) endJSON() error {
 	}
 }
 
-// jsonFatal describes an error that stops the JSON array decoder.
+// jsonFatal describes an error that stops the JSON array decoder: the rest
+// of the body cannot be read, so it is never a record-level error.
 func (r *Reader) jsonFatal(err error) error {
 	switch {
 	case r.lim.err == errElementTooLong:
 		return detail(ErrLineTooLong, fmt.Sprintf("array element longer than %d bytes", r.opts.MaxLineBytes))
 	case r.lim.err != nil:
 		return fmt.Errorf("read: %w", r.lim.err)
+	case isJSONSyntax(err):
+		return jsonError(err)
 	}
-	return jsonError(err)
+	return detail(ErrSyntax, "invalid JSON: "+strings.TrimPrefix(err.Error(), "json: "))
 }
 
 func isJSONSyntax(err error) bool {
@@ -219,7 +222,10 @@ func isJSONSyntax(err error) bool {
 }
 
 // jsonError rewrites an encoding/json error as a message for the person
-// who wrote the input, keeping the sentinel reachable.
+// who wrote the input, keeping the sentinel reachable. Broken JSON is
+// ErrSyntax; well-formed JSON that does not fit a triplet (a value that is
+// not an object, a field of the wrong type, a bad timestamp) is
+// ErrInvalidRecord, a validation error of its line.
 func jsonError(err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
@@ -231,13 +237,13 @@ func jsonError(err error) error {
 		return detail(ErrSyntax, "invalid JSON: unexpected end of input")
 	case errors.As(err, &te):
 		if te.Field == "" {
-			return detail(ErrSyntax, "expected a JSON object, got "+jsonValueKind(te.Value))
+			return detail(ErrInvalidRecord, "expected a JSON object, got "+jsonValueKind(te.Value))
 		}
-		return detail(ErrSyntax, fmt.Sprintf("field %q: expected %s, got %s", te.Field, goTypeKind(te.Type), jsonValueKind(te.Value)))
+		return detail(ErrInvalidRecord, fmt.Sprintf("field %q: expected %s, got %s", te.Field, goTypeKind(te.Type), jsonValueKind(te.Value)))
 	case strings.HasPrefix(msg, "json: unknown field "):
 		return detail(ErrUnknownField, strings.TrimPrefix(msg, "json: "))
 	}
-	return detail(ErrSyntax, "invalid value: "+strings.TrimPrefix(msg, "json: "))
+	return detail(ErrInvalidRecord, "invalid value: "+strings.TrimPrefix(msg, "json: "))
 }
 
 // jsonValueKind names a JSON value as UnmarshalTypeError reports it

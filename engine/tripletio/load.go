@@ -67,17 +67,28 @@ func eachBatch(file File, f Format, n int, fn func(file File, ts []engine.Triple
 
 // ValidateFiles parses and validates every record of files against the
 // store's vector dimension dim (negative: vector lengths unchecked); the
-// first bad record is the error, naming file and line. It returns the
+// first bad record is the error, "FILE: line N: problem", wrapping a
+// *LineError whether the record could not be parsed or is not valid. It returns the
 // number of records. progress, if set, is called with the running count.
 func ValidateFiles(files []File, f Format, dim int, rels map[string]bool, progress func(n int)) (int, error) {
+	return validateFiles(context.Background(), files, f, dim, rels, progress)
+}
+
+// validateFiles is ValidateFiles stopping with ctx's error, between batches
+// of 10,000 records, once ctx is done.
+func validateFiles(ctx context.Context, files []File, f Format, dim int, rels map[string]bool, progress func(n int)) (int, error) {
 	total := 0
 	err := EachBatch(files, f, 10_000, func(file File, ts []engine.TripletInput, lines []int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		for i := range ts {
 			if err := engine.ValidateTriplet(&ts[i], engine.Limits{}, dim); err != nil {
-				return fmt.Errorf("%s: line %d: %w", file.name(), lines[i], err)
+				return fmt.Errorf("%s: %w", file.name(), &LineError{Line: lines[i], Err: err})
 			}
-			if rels != nil && !rels[engine.NormalizeRelationship(ts[i].Relationship)] {
-				return fmt.Errorf("%s: line %d: relationship %q is not in the project's vocabulary (strict mode)", file.name(), lines[i], engine.NormalizeRelationship(ts[i].Relationship))
+			if rel := engine.NormalizeRelationship(ts[i].Relationship); rels != nil && !rels[rel] {
+				return fmt.Errorf("%s: %w", file.name(), &LineError{Line: lines[i],
+					Err: fmt.Errorf("relationship %q is not in the project's vocabulary (strict mode)", rel)})
 			}
 		}
 		total += len(ts)
@@ -110,12 +121,18 @@ type LoadOptions struct {
 // writes nothing if one is bad; a second pass writes in batches, letting
 // the indexes of one batch be built while the next is stored. When Load
 // returns without error, everything is durable and indexed.
+//
+// Once ctx is done Load starts no further batch and returns ctx's error
+// (errors.Is(err, context.Canceled) after an interruption). Each batch is
+// written all or nothing, so the result then counts exactly the triplets
+// of the batches committed before; loading the same files again merges
+// them (nothing is duplicated) and writes the rest.
 func Load(ctx context.Context, st *engine.Store, t engine.Tenant, files []File, o LoadOptions) (engine.ImportResult, error) {
 	var sum engine.ImportResult
 	if o.Batch <= 0 {
 		o.Batch = 50_000
 	}
-	total, err := ValidateFiles(files, o.Format, st.Dim(), o.Relationships, nil)
+	total, err := validateFiles(ctx, files, o.Format, st.Dim(), o.Relationships, nil)
 	if err != nil {
 		return sum, err
 	}
@@ -123,8 +140,17 @@ func Load(ctx context.Context, st *engine.Store, t engine.Tenant, files []File, 
 		o.Validated(total)
 	}
 	err = EachBatch(files, o.Format, o.Batch, func(file File, ts []engine.TripletInput, lines []int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		res, err := st.Import(ctx, t, ts, engine.ImportOptions{AllowCrossOrg: o.AllowCrossOrg, Lines: lines, NoWait: true, Relationships: o.Relationships})
 		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				// Cancelled inside Import (while embedding, say): the
+				// batch was not committed; report the interruption, not
+				// the step it happened to stop in.
+				return cerr
+			}
 			return fmt.Errorf("%s: %w", file.name(), err)
 		}
 		AddResult(&sum, res)
@@ -136,7 +162,12 @@ func Load(ctx context.Context, st *engine.Store, t engine.Tenant, files []File, 
 	if err != nil {
 		return sum, err
 	}
-	return sum, st.Sync(ctx)
+	if err := st.Sync(ctx); err != nil {
+		// Every batch is committed; only the indexes' catching up was
+		// not waited for (Store.Close lets them finish).
+		return sum, err
+	}
+	return sum, nil
 }
 
 // AddResult adds r's counts to sum.

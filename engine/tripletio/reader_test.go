@@ -356,17 +356,17 @@ func TestReader_MalformedJSON(t *testing.T) {
 		{"missing comma", JSON, "[" + obj + obj + "]", 1, true, 2, ErrSyntax, "invalid JSON"},
 		{"not an array", JSON, obj, 0, true, 1, ErrSyntax, "expected a JSON array, got an object"},
 		{"bad syntax in element", JSON, `[{"source":}]`, 0, true, 1, ErrSyntax, "invalid character"},
-		{"null element", JSON, "[null," + obj + "]", 1, false, 1, ErrSyntax, "got null"},
-		{"number element", JSON, "[1," + obj + "]", 1, false, 1, ErrSyntax, "got a number"},
-		{"wrong field type", JSON, `[{"source":1,"relationship":"r","target":"b"},` + obj + "]", 1, false, 1, ErrSyntax, `field "source": expected a string, got a number`},
+		{"null element", JSON, "[null," + obj + "]", 1, false, 1, ErrInvalidRecord, "got null"},
+		{"number element", JSON, "[1," + obj + "]", 1, false, 1, ErrInvalidRecord, "got a number"},
+		{"wrong field type", JSON, `[{"source":1,"relationship":"r","target":"b"},` + obj + "]", 1, false, 1, ErrInvalidRecord, `field "source": expected a string, got a number`},
 		{"jsonl truncated line", JSONL, `{"source":"a"` + "\n" + obj + "\n", 1, false, 1, ErrSyntax, "unexpected end"},
 		{"jsonl trailing garbage", JSONL, obj + " x\n" + obj + "\n", 1, false, 1, ErrSyntax, "after the object"},
 		{"jsonl two objects on a line", JSONL, obj + obj + "\n" + obj + "\n", 1, false, 1, ErrSyntax, "after the object"},
 		{"jsonl form feed after object", JSONL, obj + "\f\n" + obj + "\n", 1, false, 1, ErrSyntax, "after the object"},
-		{"jsonl null", JSONL, "null\n" + obj + "\n", 1, false, 1, ErrSyntax, "got null"},
-		{"jsonl array line", JSONL, "[" + obj + "]\n" + obj + "\n", 1, false, 1, ErrSyntax, "got an array"},
-		{"jsonl bad timestamp", JSONL, `{"source":"a","relationship":"r","target":"b","provenance":{"timestamp":"yesterday"}}` + "\n" + obj, 1, false, 1, ErrSyntax, "invalid value"},
-		{"jsonl weight string", JSONL, `{"source":"a","relationship":"r","target":"b","weight":"0.5"}` + "\n" + obj, 1, false, 1, ErrSyntax, `field "weight": expected a number, got a string`},
+		{"jsonl null", JSONL, "null\n" + obj + "\n", 1, false, 1, ErrInvalidRecord, "got null"},
+		{"jsonl array line", JSONL, "[" + obj + "]\n" + obj + "\n", 1, false, 1, ErrInvalidRecord, "got an array"},
+		{"jsonl bad timestamp", JSONL, `{"source":"a","relationship":"r","target":"b","provenance":{"timestamp":"yesterday"}}` + "\n" + obj, 1, false, 1, ErrInvalidRecord, "invalid value"},
+		{"jsonl weight string", JSONL, `{"source":"a","relationship":"r","target":"b","weight":"0.5"}` + "\n" + obj, 1, false, 1, ErrInvalidRecord, `field "weight": expected a number, got a string`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -584,7 +584,7 @@ func TestReader_FieldCount(t *testing.T) {
 			t.Fatalf("%v: %v", f, res.errs)
 		}
 		for i, e := range res.errs {
-			if e.Line != i+1 || !errors.Is(e, ErrSyntax) || !strings.Contains(e.Error(), "expected 3 or 4") {
+			if e.Line != i+1 || !errors.Is(e, ErrInvalidRecord) || !strings.Contains(e.Error(), "expected 3 or 4") {
 				t.Errorf("%v: %v", f, e)
 			}
 		}

@@ -25,7 +25,7 @@ func (r *Reader) nextSPO(t *engine.TripletInput) error {
 		r.line = r.lines.n
 		parts := strings.Split(string(line), "|")
 		if len(parts) < 3 || len(parts) > 4 {
-			return r.fail(r.line, detail(ErrSyntax, fmt.Sprintf("want SUBJECT|PREDICATE|OBJECT, got %d field(s)", len(parts))), false)
+			return r.fail(r.line, detail(ErrInvalidRecord, fmt.Sprintf("want SUBJECT|PREDICATE|OBJECT, got %d field(s)", len(parts))), false)
 		}
 		t.Source, t.Relationship, t.Target = strings.TrimSpace(parts[0]), strings.TrimSpace(parts[1]), strings.TrimSpace(parts[2])
 		if len(parts) == 4 {
@@ -43,7 +43,9 @@ func (r *Reader) nextSPO(t *engine.TripletInput) error {
 // nextNTriples decodes the next N-Triples statement, <s> <p> <o> . (or a
 // blank node _:x, or a literal object "..."[@lang|^^<type>]). IRIs become
 // names by their last path segment or fragment; the full IRI is kept as an
-// alias (the predicate's short name is what the graph shows).
+// alias (the predicate's short name is what the graph shows). Every
+// statement is one line, so a bad one is an ErrInvalidRecord of its line
+// and the next line is read normally.
 func (r *Reader) nextNTriples(t *engine.TripletInput) error {
 	for {
 		line, _, err := r.lines.next()
@@ -61,15 +63,15 @@ func (r *Reader) nextNTriples(t *engine.TripletInput) error {
 			var err error
 			terms[i], s, err = ntNext(s, i == 2)
 			if err != nil {
-				return r.fail(r.line, detail(ErrSyntax, fmt.Sprintf("N-Triples term %d: %v", i+1, err)), false)
+				return r.fail(r.line, detail(ErrInvalidRecord, fmt.Sprintf("N-Triples term %d: %v", i+1, err)), false)
 			}
 		}
 		s = strings.TrimSpace(s)
 		if !strings.HasPrefix(s, ".") || strings.TrimSpace(s[1:]) != "" && !strings.HasPrefix(strings.TrimSpace(s[1:]), "#") {
-			return r.fail(r.line, detail(ErrSyntax, "N-Triples statement must end with ' .'"), false)
+			return r.fail(r.line, detail(ErrInvalidRecord, "N-Triples statement must end with ' .'"), false)
 		}
 		if terms[1].kind != ntIRI {
-			return r.fail(r.line, detail(ErrSyntax, "N-Triples predicate must be an IRI"), false)
+			return r.fail(r.line, detail(ErrInvalidRecord, "N-Triples predicate must be an IRI"), false)
 		}
 		t.Source = terms[0].name()
 		t.Relationship = terms[1].name()

@@ -28,7 +28,7 @@ func TestSPO(t *testing.T) {
 	if len(ts) != 2 || ts[0].Source != "error:timeout" || ts[0].Relationship != "caused_by" || ts[1].Target != "token_refresh" || *ts[1].Weight != 0.8 {
 		t.Fatalf("triplets %+v", ts)
 	}
-	if len(errs) != 1 || errs[0].Line != 5 || !errors.Is(errs[0], ErrSyntax) {
+	if len(errs) != 1 || errs[0].Line != 5 || !errors.Is(errs[0], ErrInvalidRecord) {
 		t.Fatalf("errors %v", errs)
 	}
 }
