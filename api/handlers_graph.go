@@ -66,7 +66,15 @@ func (s *Server) handleImport(c echo.Context) error {
 	if len(errs) > 0 {
 		lines := tripletio.ToLineErrors(errs)
 		if tripletio.AnySyntax(errs) {
-			return &Error{Status: http.StatusBadRequest, Code: "malformed_body", Message: errs[0].Error(), Lines: lines}
+			// The body cannot be read as a whole: name what stopped it.
+			first := errs[0]
+			for _, e := range errs {
+				if tripletio.AnySyntax([]*tripletio.LineError{e}) {
+					first = e
+					break
+				}
+			}
+			return &Error{Status: http.StatusBadRequest, Code: "malformed_body", Message: first.Error(), Lines: lines}
 		}
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_triplets",
 			Message: strconv.Itoa(len(errs)) + " invalid line(s); first: " + errs[0].Error(), Lines: lines}

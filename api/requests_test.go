@@ -80,3 +80,31 @@ func TestEmbedderDownIs503(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Item 20: rows that parse but are not triplets are 422 naming their line;
+// 400 is for bodies that cannot be read at all.
+func TestImportRowErrorsAre422(t *testing.T) {
+	s := startServer(t)
+	imp := s.token("org_a", "importer")
+	for _, c := range []struct {
+		name, ctype, body string
+		status            int
+		line              string
+	}{
+		{"TSV row with two fields", "text/tab-separated-values", "A\tcalls\tB\nC\tcalls\n", 422, `"line":2`},
+		{"CSV row with one field", "text/csv", "A,calls,B\nlonely\n", 422, `"line":2`},
+		{"pipe line with two parts", "text/plain", "A|calls|B\nA|calls\n", 422, `"line":2`},
+		{"N-Triples without the final dot", "application/n-triples", "<a> <calls> <b> .\n<c> <calls> <d>\n", 422, `"line":2`},
+		{"JSON line that is a number", "application/x-ndjson", `{"source": "A", "relationship": "calls", "target": "B"}` + "\n42\n", 422, `"line":2`},
+		{"malformed JSON array", "application/json", `[{"source": "A", "relationship": "calls", "target": "B"}, {"source": `, 400, ""},
+		{"truncated gzip", "application/x-ndjson", "\x1f\x8b\x08\x00\x00\x00", 400, ""},
+	} {
+		r := s.do("POST", "/v1/orgs/org_a/projects/p/triplets", imp, c.ctype, []byte(c.body))
+		if r.status != c.status || !strings.Contains(string(r.body), c.line) {
+			t.Errorf("%s: %d %s (want %d naming %s)", c.name, r.status, r.body, c.status, c.line)
+		}
+	}
+	if st := s.stats("org_a", "p"); st.Triplets != 0 {
+		t.Fatalf("written: %+v", st)
+	}
+}

@@ -244,6 +244,9 @@ func (ix *Index) SearchObservations(ctx context.Context, dst []fuse.Ranked, q Qu
 	return ix.search(ctx, &ix.obs, dst, q)
 }
 
+// EmbedderName names the embedder (for messages and logs).
+func (ix *Index) EmbedderName() string { return ix.emb.Name() }
+
 // Embed embeds a query text into dst (reused when large enough).
 func (ix *Index) Embed(ctx context.Context, dst []float32, text string) ([]float32, error) {
 	if lex, ok := ix.emb.(*embed.Lexical); ok {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -359,5 +360,34 @@ func TestCLIImportAndGraph(t *testing.T) {
 	// While the server holds the directory, offline commands say so.
 	if _, errOut, err := kgctx(t, nil, "graph", "status", "--data", data); err == nil || !strings.Contains(errOut, "in use by another kgctx process") {
 		t.Fatalf("offline open while serving: %v %s", err, errOut)
+	}
+}
+
+// An embedding server that cannot be reached is reported at start-up (the
+// server still starts), and an import is answered 503 with Retry-After,
+// naming the embedder, with nothing written.
+func TestServeEmbedderDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	data := filepath.Join(t.TempDir(), "data")
+	s := startServe(t, data, "--embed-url", "http://"+dead, "--embed-model", "m", "--embed-dim", "8")
+	if !strings.Contains(s.stderr(), "warning: the embedding server") || !strings.Contains(s.stderr(), dead) {
+		t.Fatalf("no start-up warning: %s", s.stderr())
+	}
+	imp := s.token("org_a", "importer")
+	req, _ := http.NewRequest("POST", s.url+"/v1/orgs/org_a/projects/p/triplets", strings.NewReader(`[{"source": "A", "relationship": "calls", "target": "B"}]`))
+	req.Header.Set("Authorization", "Bearer "+imp)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 503 || res.Header.Get("Retry-After") == "" || !strings.Contains(string(body), dead) {
+		t.Fatalf("import: %d %v %s", res.StatusCode, res.Header, body)
 	}
 }

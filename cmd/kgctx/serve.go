@@ -32,6 +32,9 @@ func serveCmd() *command {
 			embURL := fs.String("embed-url", "", "OpenAI-compatible embeddings server (e.g. http://127.0.0.1:11434); default: the built-in lexical embedder")
 			embModel := fs.String("embed-model", "", "embedding model name (with --embed-url)")
 			embDim := fs.Int("embed-dim", 0, "embedding dimension (with --embed-url)")
+			readHeader := fs.Duration("read-header-timeout", api.DefaultReadHeaderTimeout, "time allowed to read a request's headers")
+			readTimeout := fs.Duration("read-timeout", api.DefaultReadTimeout, "time allowed to read a whole request, body included (a stalled body gets 408)")
+			idleTimeout := fs.Duration("idle-timeout", api.DefaultIdleTimeout, "how long a kept-alive connection may wait for its next request")
 			var tune tuning
 			tune.register(fs)
 			return func(ctx context.Context, c *call) error {
@@ -53,7 +56,16 @@ func serveCmd() *command {
 				if err := tune.apply(&cfg); err != nil {
 					return c.usagef("%v", err)
 				}
-				return serve(ctx, c, cfg, *addr, *adminToken, api.Config{MaxImportBytes: *maxImport, MaxBodyBytes: *maxBody})
+				for _, d := range []struct {
+					name string
+					v    time.Duration
+				}{{"read-header-timeout", *readHeader}, {"read-timeout", *readTimeout}, {"idle-timeout", *idleTimeout}} {
+					if d.v <= 0 {
+						return c.usagef("--%s must be positive", d.name)
+					}
+				}
+				return serve(ctx, c, cfg, *addr, *adminToken, api.Config{MaxImportBytes: *maxImport, MaxBodyBytes: *maxBody,
+					ReadHeaderTimeout: *readHeader, ReadTimeout: *readTimeout, IdleTimeout: *idleTimeout})
 			}
 		},
 	}
@@ -91,6 +103,9 @@ func serve(ctx context.Context, c *call, cfg api.AppConfig, addr, adminToken str
 	}()
 	if err := bootstrap(app, cfg.DataDir, adminToken, c.stdout); err != nil {
 		return err
+	}
+	if cfg.Embedder != nil {
+		checkEmbedder(ctx, app, c.stderr)
 	}
 	scfg.App = app
 	srv, err := api.New(scfg)
@@ -148,4 +163,21 @@ func bootstrap(app *api.App, dir, flagToken string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "operator token written to %s\n", abs)
 	return nil
+}
+
+// embedderCheckTimeout bounds the start-up probe of an HTTP embedder.
+const embedderCheckTimeout = 10 * time.Second
+
+// checkEmbedder embeds one short text to find out, at start-up, whether
+// the configured embedding server answers. It does not stop the server
+// (graph blocks still work from what is indexed, and the embedder may come
+// up later); it says plainly what will fail until it does.
+func checkEmbedder(ctx context.Context, app *api.App, stderr io.Writer) {
+	ctx, cancel := context.WithTimeout(ctx, embedderCheckTimeout)
+	defer cancel()
+	if _, err := app.Index.Embed(ctx, nil, "kgctx start-up check"); err != nil {
+		fmt.Fprintf(stderr, "kgctx serve: warning: the embedding server (%s) cannot be used: %v\n"+
+			"  imports and observations will be answered 503 (with Retry-After), and blocks will be empty, until it answers\n",
+			app.Index.EmbedderName(), err)
+	}
 }

@@ -75,7 +75,7 @@ func encodingJSON(t *engine.TripletInput) ([]byte, error) {
 
 func TestAppendNDJSON_MatchesEncodingJSON(t *testing.T) {
 	odd := []string{"", "plain", "q\"uote\\", "ctl\x00\x01\x1f\x7f", "\b\f\n\r\t", "<&>", "é 東京 🚀", "bad\xffutf8\xc3", "\u2028\u2029", "\ufffd"}
-	floats := []float64{0, -0.0, 0.5, 1, 0.1 + 0.2, 1e-7, 1e-6, 123456789, 1e20, 1e21, 1e300, -2.5e-10, 5e-324}
+	floats := []float64{0, math.Copysign(0, -1), 0.5, 1, 0.1 + 0.2, 1e-7, 1e-6, 123456789, 1e20, 1e21, 1e300, -2.5e-10, 5e-324}
 	rng := rand.New(rand.NewPCG(3, 4))
 	pick := func() string { return odd[rng.IntN(len(odd))] }
 	for i := range 2000 {

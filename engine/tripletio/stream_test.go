@@ -19,8 +19,6 @@ type genReader struct {
 	n, next  int // records in total, next record to produce
 	produced int // bytes handed out
 	pending  []byte
-	head     string
-	done     bool
 }
 
 // genDesc pads records to ~200 bytes so that the input (40 MiB for JSON)
