@@ -197,10 +197,15 @@ func TestAtLeastOnceDelivery(t *testing.T) {
 	// Nothing left on any queue.
 	for sn := range sessions {
 		path := fmt.Sprintf("/v1/sessions/qs_%d", sn)
-		for {
-			code, _, _ := post(path+"/claim", map[string]any{"workerId": "final", "leaseSeconds": 30, "projectId": "p"})
+		// The workers' 1 s leases lapse; a server that stopped answering
+		// must fail the test, not hang it.
+		for give := time.Now().Add(time.Minute); ; {
+			code, raw, err := post(path+"/claim", map[string]any{"workerId": "final", "leaseSeconds": 30, "projectId": "p"})
 			if code == 200 {
 				break
+			}
+			if time.Now().After(give) {
+				t.Fatalf("final claim of %s: %d %s %v", path, code, raw, err)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
