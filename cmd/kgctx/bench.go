@@ -7,9 +7,11 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/kgctx/kgctx/bench"
+	"github.com/kgctx/kgctx/bench/relevance"
 )
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -25,6 +27,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the run, store still open, to this file")
+	var sets stringsFlag
+	fs.Var(&sets, "sets", "relevance: families to run, comma-separated (default: "+strings.Join(relevance.Families, ",")+")")
+	questions := fs.Int("questions", relevance.DefaultQuestions, "relevance: questions sampled per set and hop (0: all)")
+	seed := fs.Uint64("seed", 1, "relevance: seed of the samples and of the generated questions' wording")
+	markdown := fs.Bool("markdown", false, "relevance: print the results as markdown tables (bench/README.md)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -35,6 +42,22 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if len(pos) > 1 {
 		return fmt.Errorf("bench: one scenario at a time, got %v", pos)
+	}
+	if scenario == "relevance" {
+		rc := relevance.Config{Datasets: *datasets, Sets: sets, Questions: *questions, Seed: *seed}
+		if (!*asJSON && !*markdown) || isTerminal(os.Stderr) {
+			rc.Progress = stderr
+		}
+		rep, err := relevance.Run(ctx, rc)
+		switch {
+		case err != nil:
+			return err
+		case *asJSON:
+			return rep.WriteJSON(stdout)
+		case *markdown:
+			return rep.WriteMarkdown(stdout)
+		}
+		return rep.WriteText(stdout)
 	}
 	cfg := bench.Config{Scenario: scenario, Nodes: *nodes, Edges: *edges, Queries: *queries, Workers: *workers,
 		Duration: *duration, Datasets: *datasets, DataDir: *data, Observations: *observations}
