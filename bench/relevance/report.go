@@ -117,7 +117,58 @@ func questionsText(n int) string {
 	return fmt.Sprint(n)
 }
 
-// WriteMarkdown writes one table per family (the sets of a family share
+// summaryColumns are the summary table's systems: kgctx's block (graph,
+// or session where a set has no graph block at that budget) and the
+// baselines.
+var summaryColumns = []struct {
+	head    string
+	systems []string
+}{
+	{"kgctx", []string{"kgctx graph", "kgctx session"}},
+	{"bm25", []string{BaseBM25Triplets, BaseBM25Obs}},
+	{BaseTopicRel1, []string{BaseTopicRel1}},
+	{BaseTopicRel2, []string{BaseTopicRel2}},
+	{BasePPR, []string{BasePPR}},
+	{BaseGraphRAG, []string{BaseGraphRAG}},
+}
+
+// writeSummary writes one row per set and budget: each system's value of
+// the set's first metric.
+func (r *Report) writeSummary(w io.Writer) error {
+	fmt.Fprint(w, "| set | metric | budget |")
+	for _, c := range summaryColumns {
+		fmt.Fprintf(w, " %s |", c.head)
+	}
+	fmt.Fprintf(w, "\n|---|---|---:|%s\n", strings.Repeat("---:|", len(summaryColumns)))
+	for _, s := range r.Sets {
+		var budgets []int
+		for _, row := range s.Rows {
+			if !slices.Contains(budgets, row.Budget) {
+				budgets = append(budgets, row.Budget)
+			}
+		}
+		for _, b := range budgets {
+			fmt.Fprintf(w, "| %s | %s | %d |", s.Name, s.Metrics[0], b)
+			for _, c := range summaryColumns {
+				v := "-"
+				for i := range s.Rows {
+					if row := &s.Rows[i]; row.Budget == b && slices.Contains(c.systems, row.System) {
+						v = row.metric(s.Metrics[0])
+						break
+					}
+				}
+				fmt.Fprintf(w, " %s |", v)
+			}
+			if _, err := fmt.Fprintln(w); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// WriteMarkdown writes a summary table (each set's first metric, per
+// budget and system), then one table per family (the sets of a family share
 // their metrics' columns), for bench/README.md. The best value of each
 // metric among a set's rows at one budget is in bold.
 func (r *Report) WriteMarkdown(w io.Writer) error {
@@ -129,6 +180,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			fams = append(fams, s.Family)
 		}
 		by[s.Family] = append(by[s.Family], s)
+	}
+	if err := r.writeSummary(w); err != nil {
+		return err
 	}
 	for _, f := range fams {
 		sets := by[f]

@@ -35,7 +35,11 @@ func TestWriteMarkdown(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Count(out, "| set |") != 1 {
+	if !strings.Contains(out, "| fb15k-1hop | triplet hit | 500 | 0.500 | 0.900 | - | - | - | - |") ||
+		!strings.Contains(out, "| fb15k-2hop | path hit | 500 | - | - |") {
+		t.Errorf("summary rows missing:\n%s", out)
+	}
+	if strings.Count(out, "| set | budget |") != 1 {
 		t.Errorf("one table per family wanted:\n%s", out)
 	}
 }
