@@ -115,6 +115,9 @@ func runFamily(t *testing.T, family string) *Report {
 }
 
 func TestRunMetaQA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports 129k triplets: skipped in -short mode")
+	}
 	t.Parallel()
 	rep := runFamily(t, "metaqa")
 	checkReport(t, rep, map[string][]string{
@@ -124,6 +127,9 @@ func TestRunMetaQA(t *testing.T) {
 }
 
 func TestRunFB15k(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports 272k triplets: skipped in -short mode")
+	}
 	t.Parallel()
 	rep := runFamily(t, "fb15k")
 	rows := graphRows("kgctx graph")
