@@ -440,3 +440,12 @@ func observationLine(ln *lineBuf, id, content string, weight float64) {
 	ln.num(weight)
 	ln.lit(")")
 }
+
+// ObservationLine is one line of the observations block as the block
+// renders it (for tools that must produce the same format, such as the
+// relevance harness's baselines).
+func ObservationLine(id, content string, weight float64) string {
+	var ln lineBuf
+	observationLine(&ln, id, content, weight)
+	return string(ln.b)
+}

@@ -6,19 +6,22 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/kgctx/kgctx/bench"
+	"github.com/kgctx/kgctx/bench/relevance"
 )
 
 func benchCmd() *command {
 	return &command{
 		name:    "bench",
-		summary: "run a benchmark scenario: fb15k, synthetic, hnsw, session, insession or rag",
+		summary: "run a benchmark scenario: fb15k, synthetic, hnsw, session, insession, rag or relevance",
 		args:    "[SCENARIO]",
 		about: "Build or load a graph and report p50/p95/p99 latency, throughput, import rate,\n" +
 			"recall and memory. SCENARIO is fb15k (default), synthetic, hnsw, session,\n" +
-			"insession or rag.",
+			"insession or rag; relevance measures what blocks hold on the dev sets\n" +
+			"(MetaQA, FB15k-237 questions, codeloc, LoCoMo) against baselines.",
 		flags: benchFlags,
 	}
 }
@@ -35,7 +38,31 @@ func benchFlags(fs *flag.FlagSet) body {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the run, store still open, to this file")
+	var sets stringsFlag
+	fs.Var(&sets, "sets", "relevance: families to run, comma-separated (default: "+strings.Join(relevance.Families, ",")+")")
+	questions := fs.Int("questions", relevance.DefaultQuestions, "relevance: questions sampled per set and hop (0: all)")
+	seed := fs.Uint64("seed", 1, "relevance: seed of the samples and of the generated questions' wording")
+	markdown := fs.Bool("markdown", false, "relevance: print the results as markdown tables (bench/README.md)")
 	return func(ctx context.Context, c *call) error {
+		if len(c.args) > 0 && c.args[0] == "relevance" {
+			if len(c.args) > 1 {
+				return c.usagef("one scenario at a time, got %v", c.args)
+			}
+			rc := relevance.Config{Datasets: *datasets, Sets: sets, Questions: *questions, Seed: *seed}
+			if (!*asJSON && !*markdown) || isTerminal(os.Stderr) {
+				rc.Progress = c.stderr
+			}
+			rep, err := relevance.Run(ctx, rc)
+			switch {
+			case err != nil:
+				return err
+			case *asJSON:
+				return rep.WriteJSON(c.stdout)
+			case *markdown:
+				return rep.WriteMarkdown(c.stdout)
+			}
+			return rep.WriteText(c.stdout)
+		}
 		return runBench(ctx, c, bench.Config{Nodes: *nodes, Edges: *edges, Queries: *queries, Workers: *workers,
 			Duration: *duration, Datasets: *datasets, DataDir: *data, Observations: *observations}, *asJSON, *cpuProfile, *memProfile)
 	}
