@@ -375,8 +375,16 @@ func TestServeEmbedderDown(t *testing.T) {
 	ln.Close()
 	data := filepath.Join(t.TempDir(), "data")
 	s := startServe(t, data, "--embed-url", "http://"+dead, "--embed-model", "m", "--embed-dim", "8")
-	if !strings.Contains(s.stderr(), "warning: the embedding server") || !strings.Contains(s.stderr(), dead) {
-		t.Fatalf("no start-up warning: %s", s.stderr())
+	// The warning goes to stderr before the listening line goes to
+	// stdout, but the two pipes are read apart: give stderr a moment.
+	for give := time.Now().Add(10 * time.Second); !strings.Contains(s.stderr(), "warning: the embedding server"); {
+		if time.Now().After(give) {
+			t.Fatalf("no start-up warning: %s", s.stderr())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(s.stderr(), dead) {
+		t.Fatalf("the warning does not name the embedder: %s", s.stderr())
 	}
 	imp := s.token("org_a", "importer")
 	req, _ := http.NewRequest("POST", s.url+"/v1/orgs/org_a/projects/p/triplets", strings.NewReader(`[{"source": "A", "relationship": "calls", "target": "B"}]`))
