@@ -184,9 +184,7 @@ func turnText(dateTime, speaker, text, caption string) string {
 func evidenceIDs(ev []string) []string {
 	var out []string
 	for _, e := range ev {
-		for _, id := range strings.FieldsFunc(e, func(r rune) bool { return r == ';' || r == ',' || r == ' ' }) {
-			out = append(out, id)
-		}
+		out = append(out, strings.FieldsFunc(e, func(r rune) bool { return r == ';' || r == ',' || r == ' ' })...)
 	}
 	return out
 }
