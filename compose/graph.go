@@ -3,6 +3,8 @@ package compose
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"log/slog"
 	"sync"
 	"time"
@@ -51,6 +53,7 @@ type Composer struct {
 	pool sync.Pool // *graphScratch
 
 	nameLens, relLens lenCache // textLen by node id, by relationship id
+	relStems          relStems // content stems by relationship id
 }
 
 // GraphRequest is buildGraphContextBlock's input.
@@ -63,6 +66,8 @@ type GraphRequest struct {
 	BudgetTokens int // 1..32000
 	TopK         int // 1..100
 	Depth        int // 0..4
+	// Explain asks for each triplet's score parts (GraphTriplet.Explain).
+	Explain bool
 }
 
 // Validate checks the request's ranges; the error names the field.
@@ -96,9 +101,44 @@ type GraphTriplet struct {
 	SourceNodeID   string             `json:"sourceNodeId"`
 	TargetNodeID   string             `json:"targetNodeId"`
 	Provenance     *engine.Provenance `json:"provenance,omitempty"`
+	// Explain, when the request asked for it, says why the line is there.
+	Explain *ScoreParts `json:"explain,omitempty"`
 
-	Edge     uint32 `json:"-"`
-	Src, Dst uint32 `json:"-"`
+	Edge     uint32              `json:"-"`
+	Src, Dst uint32              `json:"-"`
+	cand     traverse.Candidate // the walk's record of it (explain)
+}
+
+// ScoreParts are the parts of a triplet's score (see the README, "How
+// triplets are scored"): importance = seedScore × queryMatch ×
+// hopDecay^(hop-1) × hub × weight, and relevanceScore = 1 - importance.
+// A path's earlier triplets take the score of the best path continuing
+// them (Lent), so that its lines stand together.
+type ScoreParts struct {
+	Importance float64 `json:"importance"`
+	// The seed the triplet's best path starts from, its score, and that
+	// score's parts: the name match (0 when the name matches no query
+	// word), the index's fused score, and whether the name stands verbatim
+	// in the query.
+	Seed         string  `json:"seed"`
+	SeedNodeID   string  `json:"seedNodeId"`
+	SeedScore    float64 `json:"seedScore"`
+	SeedName     float64 `json:"seedNameMatch"`
+	SeedFused    float64 `json:"seedFused"`
+	SeedVerbatim bool    `json:"seedVerbatim"`
+	Hop          int     `json:"hop"`
+	HopDecay     float64 `json:"hopDecay"`
+	// QueryMatch is the share of the query the path explains, from the
+	// floor (nothing beyond the seed) to 1 (every query word).
+	QueryMatch float64 `json:"queryMatch"`
+	// Hub is the factor of the busy nodes the path passed through, Weight
+	// the learnt weights' factor of the edge and its endpoints.
+	Hub    float64 `json:"hub"`
+	Weight float64 `json:"weight"`
+	// Lent is true when the importance is a longer path's.
+	Lent bool `json:"lent,omitempty"`
+	// Path lists the triplets before this one on its path, first first.
+	Path []string `json:"path,omitempty"`
 }
 
 // Timings are the stage durations of one block, in milliseconds.
@@ -128,10 +168,14 @@ type graphScratch struct {
 	cands  []traverse.Candidate
 	edges  []uint32
 	qv     []float32 // the query's embedding, when the caller has it
+	qs     queryScratch
 	// orig keeps the session block's candidates for its second graph
 	// render: a render consumes sc.cands (the ranker reorders and
 	// overwrites it).
 	orig []traverse.Candidate
+	// walk keeps the candidates in the walk's order when a request asks
+	// to explain (their Parent indexes refer to it).
+	walk []traverse.Candidate
 	blk  blockBuf // the block being rendered
 	ln   lineBuf  // the entry being rendered
 }
@@ -167,7 +211,13 @@ func (c *Composer) graphBlock(ctx context.Context, req GraphRequest, limit int) 
 		if err := c.prepareGraph(ctx, v, req, sc, out); err != nil {
 			return err
 		}
+		if req.Explain {
+			sc.walk = append(sc.walk[:0], sc.cands...)
+		}
 		c.renderGraph(v, req.Identity, sc, out, limit)
+		if req.Explain {
+			c.explain(v, sc, out)
+		}
 		return nil
 	})
 	if err != nil {
@@ -188,22 +238,20 @@ func (c *Composer) prepareGraph(ctx context.Context, v *engine.View, req GraphRe
 	}
 	var err error
 	sc.seeds, _, err = c.Index.Search(ctx, sc.seeds, index.Query{Text: req.QueryText, Org: req.Scope.Org,
-		Project: req.Scope.Project, Allow: allow, K: req.TopK, Vector: sc.qv})
+		Project: req.Scope.Project, Allow: allow, K: req.TopK * seedPool, Vector: sc.qv, TextDepth: textDepth, TextHits: &sc.qs.hits, Scores: true})
 	t1 := time.Now()
 	out.Timings.SeedMs = ms(t1.Sub(t0))
 	if err != nil {
 		return err
-	}
-	out.Seeds = len(sc.seeds)
-	sc.tseeds = sc.tseeds[:0]
-	for _, s := range sc.seeds {
-		sc.tseeds = append(sc.tseeds, traverse.Seed{Node: s.ID, Score: s.Score})
 	}
 	opts := c.Expand
 	opts.Depth = req.Depth
 	if req.Depth == 0 {
 		opts.Depth = traverse.DepthZero
 	}
+	opts.Query = c.buildQuery(v, req.QueryText, &sc.qs)
+	sc.tseeds = c.calibrate(v, sc.seeds, req.TopK, &sc.qs, sc.tseeds)
+	out.Seeds = len(sc.tseeds)
 	sc.cands = traverse.Expand(v, sc.tseeds, opts, sc.cands)
 	out.Timings.ExpandMs = ms(time.Since(t1))
 	out.Candidates = len(sc.cands)
@@ -317,6 +365,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		out.Triplets = append(out.Triplets, GraphTriplet{
 			SourceEntity: ln.plain(s), Relationship: ln.plain(r), TargetEntity: ln.plain(d), RelevanceScore: 1 - cand.Importance,
 			SourceNodeID: v.NodeID(cand.Src), TargetNodeID: v.NodeID(cand.Dst), Edge: cand.Edge, Src: cand.Src, Dst: cand.Dst,
+			cand: *cand,
 		})
 	}
 	r := traverse.NewRanker(sc.cands)
@@ -366,3 +415,36 @@ func (c *Composer) log() *slog.Logger {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// explain fills the score parts of out's triplets from the walk's records
+// (sc.walk, in the walk's order) and the seeds' calibration.
+func (c *Composer) explain(v *engine.View, sc *graphScratch, out *GraphBlock) {
+	decay := c.Expand.HopDecay
+	if decay == 0 {
+		decay = traverse.DefaultHopDecay
+	}
+	line := func(cd *traverse.Candidate) string {
+		return Sanitize(v.NodeName(cd.Src), MaxNameRunes) + " → " + Sanitize(v.RelName(cd.Rel), MaxNameRunes) + " → " + Sanitize(v.NodeName(cd.Dst), MaxNameRunes)
+	}
+	for i := range out.Triplets {
+		cd := &out.Triplets[i].cand
+		p := &ScoreParts{Importance: cd.Importance, Hop: int(cd.Hop), HopDecay: math.Pow(decay, float64(cd.Hop)-1),
+			SeedScore: float64(cd.SeedScore), QueryMatch: float64(cd.Match), Hub: float64(cd.HubF), Weight: float64(cd.WeightF)}
+		if v.Live(cd.Seed) {
+			p.Seed, p.SeedNodeID = v.NodeName(cd.Seed), v.NodeID(cd.Seed)
+		}
+		for _, s := range sc.qs.seeds {
+			if s.node == cd.Seed {
+				p.SeedName, p.SeedFused, p.SeedVerbatim = s.name, s.fused, s.verbatim
+				break
+			}
+		}
+		own := p.SeedScore * p.QueryMatch * p.HopDecay * p.Hub * p.Weight
+		p.Lent = cd.Importance > own*(1+1e-6)
+		for j := cd.Parent; j > 0 && int(j) <= len(sc.walk) && len(p.Path) < traverse.MaxDepth; j = sc.walk[j-1].Parent {
+			p.Path = append(p.Path, line(&sc.walk[j-1]))
+		}
+		slices.Reverse(p.Path)
+		out.Triplets[i].Explain = p
+	}
+}

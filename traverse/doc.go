@@ -1,39 +1,53 @@
 // Package traverse expands seed nodes into their depth-N neighbourhood and
-// scores every edge it meets as a candidate triplet.
+// scores every edge it meets as a candidate triplet, reading the query.
 //
 // # The walk
 //
-// Each seed s carries a score σ(s) in (0,1]. Reach r(v) is the best
-// σ(s) × hopDecay^dist(s,v) over seeds s with dist(s,v) <= depth-1, found by
-// depth-1 rounds of max-product relaxation from the seeds over the capped
-// adjacency: a node v "offers" only TopEdges(v, maxFanout), its strongest
-// incident edges (outgoing and incoming). A node enters the walk when it
-// first gets a reach; at most maxVisited nodes do, admitted in order of
-// reach (then node id) round by round.
+// A walk follows paths from the seeds. Each seed s carries a score σ(s) in
+// (0,1] (the caller's calibrated seed score). Hop 1 extends every seed by
+// each of its edges; later hops extend the Query.Beam best paths (one per
+// end node), never stepping straight back to the node a path came from.
+// Each node offers its MaxFanout strongest edges and, beyond them, up to
+// 4 × MaxFanout more that explain a query word the path has not (so a hub's
+// few relevant edges are not cut off by its first 64). At most MaxVisited
+// nodes enter the walk. Options.Rels restricts the walk to chosen
+// relationships; depth 0 keeps only edges between seeds.
 //
 // # The score
 //
-// Every edge e = (a, b) offered by a visited node v is a candidate with
+// The query is a set of words (at most 64), each with a weight; the caller
+// (compose) says which words each relationship and each node name match
+// (Query). A path explains the words its seed's name, its relationships and
+// the nodes it reaches match. An edge's importance is the best score of a
+// path that ends with it:
 //
-//	importance = r(v) × w(e) × (w(a) + w(b)) / 2
+//	importance = σ(seed) × F(explained) × hopDecay^(hop-1) × hub × wf / 1.44
+//	F(m)       = floor + (1-floor) × weight(m) / weight(query)          (floor 0.3)
+//	hub        = Π over the nodes passed through, for edges that explain no
+//	             new word, of min(1, sqrt(HubDegree / degree))          (HubDegree 32)
+//	wf         = (0.8 + 0.4 w(edge)) × (0.8 + 0.4 mean(w(src), w(dst)))
 //
-// maximised over the visited endpoints that offer it. Because r(v) already
-// is σ(origin) × hopDecay^(hop-1) with hop = dist(origin, v)+1, this is
-// DESIGN.md's formula
+// So an edge whose relationship or far endpoint names what the question
+// asks ranks up to 1/floor above one that names nothing; a second hop that
+// explains more than the first can outrank it; a path that wanders through
+// a node of thousands of edges weakens unless the query chose the edge;
+// and learnt weights move the order within a factor of 2.25, less than
+// 1/floor, so they cannot on their own lift an edge that explains nothing
+// above one that explains the whole question. An edge reached by a longer
+// path lends that path's score to the edges before it, so a path's edges
+// rank together, the earlier first. Without a query (or without content
+// words) F is 1 and the ranking is seeds, hops, hubs and weights.
 //
-//	seedScore(origin) × hopDecay^(hop-1) × edgeWeight × mean(nodeWeight(src), nodeWeight(dst))
-//
-// with the best origin and hop for the edge. Options.Rels restricts the
-// walk to chosen relationships (the capped adjacency is then filtered:
-// other edges are neither followed nor offered). Depth 0 keeps only edges whose
-// two endpoints are both seeds (scored as hop 1). Candidates are ranked by
-// importance descending, ties by lower edge id.
+// Candidates are ranked by importance descending, then hop, then edge id
+// (Less, Ranker); the same graph, seeds and query give the same candidates
+// and order whatever the order the graph was built in.
 //
 // # Concurrency and memory
 //
-// Expand is safe for concurrent use: per-call scratch (reach arrays sized to
-// the graph, frontiers, the candidate table) comes from a sync.Pool and is
+// Expand is safe for concurrent use: per-call scratch (per-node slots sized
+// to the graph, paths, the candidate table) comes from a sync.Pool and is
 // reset by epoch, so a warm call allocates nothing per candidate. The
 // returned Candidates slice is the caller's (it is dst, grown); the View
-// passed in must stay valid while the result is used with it.
+// passed in must stay valid while the result is used with it. A Query is
+// read by one Expand at a time (its Rel may memoise).
 package traverse

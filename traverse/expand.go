@@ -1,7 +1,6 @@
 package traverse
 
 import (
-	"slices"
 	"sync"
 
 	"github.com/kgctx/kgctx/engine"
@@ -23,6 +22,16 @@ type Candidate struct {
 	// Hop is the edge's hop count from its best origin (1 = touches a seed).
 	From uint32
 	Hop  uint8
+	// The parts of the best path's score (the query-aware walk fills
+	// them; see Query): its seed, the seed's score, the share of the
+	// query the path explains (F), the weight factor of the edge and its
+	// endpoints, the hub factor of the nodes it passed through, and the
+	// candidate before this one on the path (index+1 into the result; 0
+	// for an edge of a seed).
+	Seed             uint32
+	SeedScore, Match float32
+	WeightF, HubF    float32
+	Parent           int32
 }
 
 // Expand walks from seeds over v and appends every candidate edge to
@@ -32,31 +41,36 @@ func Expand(v *engine.View, seeds []Seed, opts Options, dst []Candidate) []Candi
 	o := opts.withDefaults()
 	sc := getScratch(v.NodeCap())
 	defer putScratch(sc)
-	return sc.expand(v, seeds, o, dst[:0])
+	if o.Depth == 0 {
+		return sc.depthZero(v, seeds, o, dst[:0])
+	}
+	q := o.Query
+	if q == nil {
+		q = &noQuery
+	}
+	return sc.expandQuery(v, seeds, o, q, dst[:0])
 }
 
+// slot is the walk's per-node state, valid for one call when its stamp
+// equals the scratch's epoch: whether the node entered the walk (epoch),
+// the frontier round it last ended a path in, its best seed score (depth
+// 0), and the query words its name matches (qstamp, qmask).
 type slot struct {
-	epoch uint32  // slot valid when == scratch.epoch
-	round uint32  // frontier membership stamp
-	hop   uint8   // hops from the best origin
-	fpos  int32   // index in the next frontier
-	reach float64 // best σ × decay^dist
-}
-
-type entry struct {
-	node  uint32
-	reach float64
-	hop   uint8
+	epoch  uint32
+	round  uint32
+	qstamp uint32
+	reach  float64
+	qmask  uint64
 }
 
 type scratch struct {
-	epoch    uint32
-	round    uint32
-	slots    []slot
-	visited  []uint32
-	frontier []entry
-	next     []entry
-	table    candTable
+	epoch   uint32
+	round   uint32
+	slots   []slot
+	visited []uint32
+	table   candTable
+	paths   []path // the current hop's paths
+	next    []path // the next hop's
 }
 
 var pool = sync.Pool{New: func() any { return &scratch{} }}
@@ -73,89 +87,10 @@ func getScratch(nodes int) *scratch {
 		sc.epoch = 1
 	}
 	sc.visited = sc.visited[:0]
-	sc.frontier = sc.frontier[:0]
-	sc.next = sc.next[:0]
 	return sc
 }
 
 func putScratch(sc *scratch) { pool.Put(sc) }
-
-func (sc *scratch) expand(v *engine.View, seeds []Seed, o Options, dst []Candidate) []Candidate {
-	ep := sc.epoch
-	// Round 0: the seeds themselves.
-	for _, s := range seeds {
-		if !v.Live(s.Node) || !(s.Score > 0) {
-			continue
-		}
-		sl := &sc.slots[s.Node]
-		if sl.epoch != ep {
-			if len(sc.visited) >= o.MaxVisited {
-				continue
-			}
-			*sl = slot{epoch: ep, fpos: -1}
-			sc.visited = append(sc.visited, s.Node)
-		}
-		sl.reach = max(sl.reach, min(s.Score, 1))
-	}
-	for _, n := range sc.visited {
-		sc.frontier = append(sc.frontier, entry{node: n, reach: sc.slots[n].reach})
-	}
-	if o.Depth == 0 {
-		return sc.seedEdges(v, o, dst)
-	}
-	// Rounds 1..depth-1: relax reach over the capped adjacency, using the
-	// values the frontier had at the end of the previous round so that a
-	// round extends paths by exactly one hop.
-	for round := 1; round < o.Depth && len(sc.frontier) > 0; round++ {
-		sc.round++
-		rs := sc.round
-		sortEntries(sc.frontier)
-		sc.next = sc.next[:0]
-		for _, f := range sc.frontier {
-			cand := f.reach * o.HopDecay
-			for _, in := range top(v, f.node, o.MaxFanout) {
-				if !relOK(o.Rels, in.Rel) {
-					continue
-				}
-				w := in.Other()
-				sl := &sc.slots[w]
-				if sl.epoch != ep {
-					if len(sc.visited) >= o.MaxVisited {
-						continue
-					}
-					*sl = slot{epoch: ep, fpos: -1}
-					sc.visited = append(sc.visited, w)
-				} else if cand <= sl.reach {
-					continue
-				}
-				sl.reach = cand
-				sl.hop = uint8(round)
-				if sl.round == rs {
-					sc.next[sl.fpos].reach = cand
-				} else {
-					sl.round = rs
-					sl.fpos = int32(len(sc.next))
-					sc.next = append(sc.next, entry{node: w, reach: cand, hop: uint8(round)})
-				}
-			}
-		}
-		sc.frontier, sc.next = sc.next, sc.frontier
-	}
-	// Every visited node offers its strongest edges as candidates.
-	sc.table.reset(len(sc.visited) * 8)
-	for _, n := range sc.visited {
-		sl := &sc.slots[n]
-		wn := v.NodeWeight(n)
-		for _, in := range top(v, n, o.MaxFanout) {
-			if !relOK(o.Rels, in.Rel) {
-				continue
-			}
-			imp := sl.reach * in.Weight * (wn + v.NodeWeight(in.Other())) / 2
-			dst = sc.offer(dst, n, in, imp, sl.hop+1)
-		}
-	}
-	return dst
-}
 
 // relOK reports whether the walk may follow relationship r.
 func relOK(rels []bool, r uint32) bool {
@@ -171,54 +106,39 @@ func top(v *engine.View, n uint32, fanout int) []engine.Incident {
 	return list
 }
 
-// seedEdges handles depth 0: edges whose endpoints are both seeds.
-func (sc *scratch) seedEdges(v *engine.View, o Options, dst []Candidate) []Candidate {
+// noQuery is the walk's query when the caller gives none: no words, so
+// every path explains everything (F = 1) and the ranking is seeds, hops,
+// hubs and weights.
+var noQuery = Query{Rel: func(uint32) uint64 { return 0 }}
+
+// depthZero handles depth 0: edges whose endpoints are both seeds, scored
+// as hop 1 from the better seed.
+func (sc *scratch) depthZero(v *engine.View, seeds []Seed, o Options, dst []Candidate) []Candidate {
 	ep := sc.epoch
+	for _, s := range seeds {
+		if !v.Live(s.Node) || !(s.Score > 0) {
+			continue
+		}
+		sl := &sc.slots[s.Node]
+		if sl.epoch != ep {
+			sl.epoch, sl.reach = ep, 0
+			sc.visited = append(sc.visited, s.Node)
+		}
+		sl.reach = max(sl.reach, min(s.Score, 1))
+	}
 	sc.table.reset(len(sc.visited) * 8)
 	for _, n := range sc.visited {
 		sl := &sc.slots[n]
-		wn := v.NodeWeight(n)
 		for _, in := range top(v, n, o.MaxFanout) {
-			if sc.slots[in.Other()].epoch != ep || !relOK(o.Rels, in.Rel) {
+			other := in.Other()
+			if sc.slots[other].epoch != ep || !relOK(o.Rels, in.Rel) {
 				continue
 			}
-			imp := sl.reach * in.Weight * (wn + v.NodeWeight(in.Other())) / 2
-			dst = sc.offer(dst, n, in, imp, 1)
+			wf := (0.8 + 0.4*in.Weight) * (0.8 + 0.4*(v.NodeWeight(n)+v.NodeWeight(other))/2) / wfMax
+			dst, _ = sc.offerQ(dst, n, in, sl.reach*wf, 1, Candidate{Seed: n, SeedScore: float32(sl.reach), Match: 1, WeightF: float32(wf), HubF: 1})
 		}
 	}
 	return dst
-}
-
-// offer records edge in, seen from its endpoint from, as a candidate.
-func (sc *scratch) offer(dst []Candidate, from uint32, in engine.Incident, imp float64, hop uint8) []Candidate {
-	idx, found := sc.table.slot(in.Edge, int32(len(dst)))
-	if !found {
-		src, dstN := in.Ends(from)
-		return append(dst, Candidate{Edge: in.Edge, Src: src, Dst: dstN, Rel: in.Rel, Importance: imp, From: from, Hop: hop})
-	}
-	c := &dst[idx]
-	if imp > c.Importance || (imp == c.Importance && hop < c.Hop) {
-		c.Importance, c.From, c.Hop = imp, from, hop
-	}
-	return dst
-}
-
-// sortEntries orders a frontier by reach descending, then node id, which is
-// the order nodes are admitted in when MaxVisited binds.
-func sortEntries(es []entry) {
-	slices.SortFunc(es, func(a, b entry) int {
-		switch {
-		case a.reach > b.reach:
-			return -1
-		case a.reach < b.reach:
-			return 1
-		case a.node < b.node:
-			return -1
-		case a.node > b.node:
-			return 1
-		}
-		return 0
-	})
 }
 
 // candTable maps edge ids to candidate indexes: open addressing with linear

@@ -30,11 +30,18 @@ func openStore(t testing.TB) *engine.Store {
 
 func w(v float64) *float64 { return &v }
 
-// oracle computes the candidates by the definition in doc.go: per-seed BFS
-// over the capped offer relation, reach as the best σ·decay^dist, then every
-// offered edge of a reached node scored.
-func oracle(v *engine.View, seeds []Seed, o Options) map[uint32]float64 {
+// oracle computes the candidates by the definition in query.go, with no
+// cap binding (fan-out, beam and visited larger than the graph): from each
+// seed (its best score), every walk that never steps straight back, hop
+// by hop; at each hop after the first, only the best path ending at a
+// node (comparePaths) is extended; a path's score is σ × F(mask) ×
+// decay^(hop-1) × hubs × wf/wfMax, and an edge's importance is the best
+// score of a path it ends or lies on.
+func oracle(v *engine.View, seeds []Seed, o Options, q *Query) map[uint32]float64 {
 	o = o.withDefaults()
+	if q == nil {
+		q = &noQuery
+	}
 	incident := map[uint32][]uint32{}
 	for e := uint32(0); int(e) < v.EdgeCap(); e++ {
 		if !v.EdgeLive(e) {
@@ -46,80 +53,113 @@ func oracle(v *engine.View, seeds []Seed, o Options) map[uint32]float64 {
 			incident[info.Dst] = append(incident[info.Dst], e)
 		}
 	}
-	offers := func(n uint32) []uint32 {
-		es := slices.Clone(incident[n])
-		slices.SortFunc(es, func(a, b uint32) int {
-			wa, wb := v.Edge(a).Weight, v.Edge(b).Weight
-			if wa != wb {
-				if wa > wb {
-					return -1
-				}
-				return 1
-			}
-			return int(a) - int(b)
-		})
-		if len(es) > o.MaxFanout {
-			es = es[:o.MaxFanout]
-		}
-		return es
+	nodeMask := map[uint32]uint64{}
+	for _, nm := range q.Nodes {
+		nodeMask[nm.Node] |= nm.Mask
 	}
-	reach := map[uint32]float64{}
+	total := 0.0
+	for _, x := range q.Weights {
+		total += x
+	}
+	f := func(m uint64) float64 {
+		if total == 0 {
+			return 1
+		}
+		s := 0.0
+		for i, x := range q.Weights {
+			if m&(1<<uint(i)) != 0 {
+				s += x
+			}
+		}
+		return DefaultFloor + (1-DefaultFloor)*s/total
+	}
+	type opath struct {
+		node, prev, origin uint32
+		mask               uint64
+		score, seed, hub   float64
+		edges              []uint32
+	}
+	best := map[uint32]float64{}
+	var order []uint32
 	for _, s := range seeds {
-		dist := map[uint32]int{s.Node: 0}
-		queue := []uint32{s.Node}
-		for len(queue) > 0 {
-			u := queue[0]
-			queue = queue[1:]
-			if dist[u] >= o.Depth-1 {
-				continue
-			}
-			for _, e := range offers(u) {
-				info := v.Edge(e)
-				x := info.Dst
-				if x == u {
-					x = info.Src
-				}
-				if _, ok := dist[x]; !ok {
-					dist[x] = dist[u] + 1
-					queue = append(queue, x)
-				}
-			}
+		if _, ok := best[s.Node]; !ok {
+			order = append(order, s.Node)
 		}
-		for n, d := range dist {
-			if d <= max(o.Depth-1, 0) {
-				reach[n] = max(reach[n], s.Score*math.Pow(o.HopDecay, float64(d)))
-			}
-		}
+		best[s.Node] = max(best[s.Node], s.Score)
+	}
+	var frontier []opath
+	for _, n := range order {
+		frontier = append(frontier, opath{node: n, prev: n, origin: n, mask: nodeMask[n], score: best[n], seed: best[n], hub: 1})
 	}
 	out := map[uint32]float64{}
-	for n, r := range reach {
-		for _, e := range offers(n) {
-			info := v.Edge(e)
-			if o.Depth == 0 {
-				if _, ok := reach[info.Src]; !ok {
-					continue
-				}
-				if _, ok := reach[info.Dst]; !ok {
-					continue
+	decay := 1.0
+	for hop := 1; hop <= o.Depth; hop++ {
+		if hop > 1 {
+			kept := map[uint32]opath{}
+			for _, p := range frontier {
+				k, ok := kept[p.node]
+				pp := path{node: p.node, origin: p.origin, prev: p.prev, mask: p.mask, score: p.score}
+				kk := path{node: k.node, origin: k.origin, prev: k.prev, mask: k.mask, score: k.score}
+				if !ok || comparePaths(pp, kk) < 0 {
+					kept[p.node] = p
 				}
 			}
-			imp := r * info.Weight * (v.NodeWeight(info.Src) + v.NodeWeight(info.Dst)) / 2
-			out[e] = max(out[e], imp)
+			frontier = frontier[:0]
+			for _, p := range kept {
+				frontier = append(frontier, p)
+			}
 		}
+		var next []opath
+		for _, p := range frontier {
+			deg := len(v.Ranked(p.node))
+			hubHere := 1.0
+			if len(p.edges) > 0 && deg > DefaultHubDegree {
+				hubHere = math.Sqrt(float64(DefaultHubDegree) / float64(deg))
+			}
+			for _, e := range incident[p.node] {
+				info := v.Edge(e)
+				if !relOK(o.Rels, info.Rel) {
+					continue
+				}
+				other := info.Dst
+				if other == p.node {
+					other = info.Src
+				}
+				if other == p.prev && len(p.edges) > 0 {
+					continue
+				}
+				gain := (q.Rel(info.Rel) | nodeMask[other]) &^ p.mask
+				hub := p.hub
+				if gain == 0 {
+					hub *= hubHere
+				}
+				m := p.mask | gain
+				wf := (0.8 + 0.4*info.Weight) * (0.8 + 0.4*(v.NodeWeight(p.node)+v.NodeWeight(other))/2) / (1.2 * 1.2)
+				sc := p.seed * f(m) * decay * hub * wf
+				for _, a := range append(slices.Clone(p.edges), e) {
+					out[a] = max(out[a], sc)
+				}
+				next = append(next, opath{node: other, prev: p.node, origin: p.origin, mask: m, score: sc, seed: p.seed, hub: hub,
+					edges: append(slices.Clone(p.edges), e)})
+			}
+		}
+		frontier = next
+		decay *= o.HopDecay
 	}
 	return out
 }
 
 func TestExpandMatchesOracle(t *testing.T) {
-	seed := uint64(20261121)
+	seed := uint64(20261123)
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	for trial := range 60 {
+	rels := []string{"calls", "depends_on", "owns"}
+	for trial := range 80 {
 		s := openStore(t)
 		nodes := 5 + rng.IntN(40)
 		var in []engine.TripletInput
 		for range rng.IntN(nodes * 3) {
-			x := engine.TripletInput{Source: fmt.Sprintf("n%d", rng.IntN(nodes)), Relationship: []string{"calls", "depends_on"}[rng.IntN(2)],
+			x := engine.TripletInput{Source: fmt.Sprintf("n%d", rng.IntN(nodes)), Relationship: rels[rng.IntN(len(rels))],
 				Target: fmt.Sprintf("n%d", rng.IntN(nodes)), Weight: w(float64(rng.IntN(10)+1) / 10)}
 			in = append(in, x)
 		}
@@ -129,7 +169,8 @@ func TestExpandMatchesOracle(t *testing.T) {
 		if _, err := s.Import(context.Background(), ten, in, engine.ImportOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		o := Options{Depth: []int{DepthZero, 1, 2, 3, 4}[rng.IntN(5)], MaxFanout: []int{2, 3, 64}[rng.IntN(3)], HopDecay: []float64{0.5, 0.8}[rng.IntN(2)]}
+		// No cap binds: the oracle has none.
+		o := Options{Depth: []int{1, 2, 3, 4}[rng.IntN(4)], MaxFanout: 1000, MaxVisited: 100_000, HopDecay: []float64{0.5, 0.8}[rng.IntN(2)]}
 		_ = s.View(func(v *engine.View) error {
 			var seeds []Seed
 			for range 1 + rng.IntN(4) {
@@ -138,16 +179,29 @@ func TestExpandMatchesOracle(t *testing.T) {
 					seeds = append(seeds, Seed{Node: n, Score: float64(rng.IntN(10)+1) / 10})
 				}
 			}
-			// The oracle takes each seed's best score.
-			best := map[uint32]float64{}
-			for _, sd := range seeds {
-				best[sd.Node] = max(best[sd.Node], sd.Score)
+			// A query: word 0 matched by "calls", word 1 by "owns", word 2
+			// by a few nodes' names; or none.
+			var q *Query
+			if rng.IntN(3) > 0 {
+				callsID, _ := v.RelID("calls")
+				ownsID, _ := v.RelID("owns")
+				q = &Query{Weights: []float64{1, 2, 0.5}, Beam: 100_000, Rel: func(r uint32) uint64 {
+					switch r {
+					case callsID:
+						return 1
+					case ownsID:
+						return 2
+					}
+					return 0
+				}}
+				for range rng.IntN(5) {
+					if n, ok := v.Lookup(ten, fmt.Sprintf("n%d", rng.IntN(nodes))); ok {
+						q.Nodes = append(q.Nodes, NodeMask{Node: n, Mask: 4})
+					}
+				}
 			}
-			var oseeds []Seed
-			for n, sc := range best {
-				oseeds = append(oseeds, Seed{n, sc})
-			}
-			want := oracle(v, oseeds, o)
+			o.Query = q
+			want := oracle(v, seeds, o, q)
 			got := Expand(v, seeds, o, nil)
 			if len(got) != len(want) {
 				t.Fatalf("trial %d (%+v): %d candidates, oracle %d", trial, o, len(got), len(want))
@@ -167,44 +221,64 @@ func TestExpandMatchesOracle(t *testing.T) {
 
 // TestExpandPinnedOrder pins the ranking of a hand-made graph:
 //
-//	Auth --depends_on(0.9)--> DB --contains(0.8)--> Users
-//	API  --calls(0.6)--> Auth, Auth --implements(0.5)--> IAuth
-//	Log  --related_to(1.0)--> Metrics   (not connected to the seed)
+//	Auth --depends_on(0.5)--> DB --contains(0.5)--> Users
+//	API  --calls(0.5)--> Auth, Auth --implements(0.5)--> IAuth
+//	Log  --related_to(0.5)--> Metrics   (not connected to the seed)
 //
-// with Auth the only seed (score 1), depth 2, decay 0.5, node weights 0.5:
-//
-//	Auth→depends_on→DB      1 × 0.9 × 0.5        = 0.45
-//	API→calls→Auth          1 × 0.6 × 0.5        = 0.30
-//	Auth→implements→IAuth   1 × 0.5 × 0.5        = 0.25
-//	DB→contains→Users       0.5 × 0.8 × 0.5      = 0.20
+// with Auth the only seed (score 1), depth 2, decay 0.8, all weights 0.5
+// (wf = 1/1.44), and without a query: every path explains everything
+// (F = 1), so hop 1 scores 1/1.44 = 0.69 and hop 2 0.8/1.44 = 0.56, which
+// its first edge DB→... takes too (lent, then the lower hop first). With
+// the query words {depend, user} (Auth's name matches neither): Auth's
+// depends_on explains "depend" (F = 0.3 + 0.7/2 = 0.65), DB→contains→Users
+// explains both (F = 1, × 0.8) and lends 0.8/1.44 to its first edge; the
+// others explain nothing (F = 0.3).
 func TestExpandPinnedOrder(t *testing.T) {
 	s := openStore(t)
 	_, err := s.Import(context.Background(), ten, []engine.TripletInput{
-		{Source: "Auth", Relationship: "depends_on", Target: "DB", Weight: w(0.9)},
-		{Source: "DB", Relationship: "contains", Target: "Users", Weight: w(0.8)},
-		{Source: "API", Relationship: "calls", Target: "Auth", Weight: w(0.6)},
-		{Source: "Auth", Relationship: "implements", Target: "IAuth", Weight: w(0.5)},
-		{Source: "Log", Relationship: "related_to", Target: "Metrics", Weight: w(1.0)},
+		{Source: "Auth", Relationship: "depends_on", Target: "DB"},
+		{Source: "DB", Relationship: "contains", Target: "Users"},
+		{Source: "API", Relationship: "calls", Target: "Auth"},
+		{Source: "Auth", Relationship: "implements", Target: "IAuth"},
+		{Source: "Log", Relationship: "related_to", Target: "Metrics"},
 	}, engine.ImportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = s.View(func(v *engine.View) error {
 		auth, _ := v.Lookup(ten, "Auth")
-		got := Expand(v, []Seed{{auth, 1}}, Options{}, nil)
-		r := NewRanker(got)
-		var lines []string
-		for c, ok := r.Next(); ok; c, ok = r.Next() {
-			lines = append(lines, fmt.Sprintf("%s→%s→%s %.2f hop%d", v.NodeName(c.Src), v.RelName(c.Rel), v.NodeName(c.Dst), c.Importance, c.Hop))
+		users, _ := v.Lookup(ten, "Users")
+		order := func(q *Query) []string {
+			got := Expand(v, []Seed{{auth, 1}}, Options{Query: q}, nil)
+			r := NewRanker(got)
+			var lines []string
+			for c, ok := r.Next(); ok; c, ok = r.Next() {
+				lines = append(lines, fmt.Sprintf("%s→%s→%s %.3f hop%d", v.NodeName(c.Src), v.RelName(c.Rel), v.NodeName(c.Dst), c.Importance, c.Hop))
+			}
+			return lines
 		}
-		want := []string{
-			"Auth→depends_on→DB 0.45 hop1",
-			"API→calls→Auth 0.30 hop1",
-			"Auth→implements→IAuth 0.25 hop1",
-			"DB→contains→Users 0.20 hop2",
+		if got, want := order(nil), []string{
+			"Auth→depends_on→DB 0.694 hop1",
+			"API→calls→Auth 0.694 hop1",
+			"Auth→implements→IAuth 0.694 hop1",
+			"DB→contains→Users 0.556 hop2",
+		}; !slices.Equal(got, want) {
+			t.Fatalf("no query:\n got %q\nwant %q", got, want)
 		}
-		if !slices.Equal(lines, want) {
-			t.Fatalf("order:\n got %q\nwant %q", lines, want)
+		dependsOn, _ := v.RelID("depends_on")
+		q := &Query{Weights: []float64{1, 1}, Nodes: []NodeMask{{Node: users, Mask: 2}}, Rel: func(r uint32) uint64 {
+			if r == dependsOn {
+				return 1
+			}
+			return 0
+		}}
+		if got, want := order(q), []string{
+			"Auth→depends_on→DB 0.556 hop1",
+			"DB→contains→Users 0.556 hop2",
+			"API→calls→Auth 0.208 hop1",
+			"Auth→implements→IAuth 0.208 hop1",
+		}; !slices.Equal(got, want) {
+			t.Fatalf("query {depend, user}:\n got %q\nwant %q", got, want)
 		}
 		// Depth 1 drops the second hop; depth 0 keeps nothing (one seed).
 		if got := Expand(v, []Seed{{auth, 1}}, Options{Depth: 1}, nil); len(got) != 3 {
@@ -213,9 +287,22 @@ func TestExpandPinnedOrder(t *testing.T) {
 		if got := Expand(v, []Seed{{auth, 1}}, Options{Depth: DepthZero}, nil); len(got) != 0 {
 			t.Fatalf("depth 0: %d candidates", len(got))
 		}
-		// Fan-out 1: Auth offers only its strongest edge, and DB offers the same one.
+		// Fan-out 1 without a query: Auth offers one edge (its first), and
+		// DB's first is the same one, back.
 		if got := Expand(v, []Seed{{auth, 1}}, Options{MaxFanout: 1}, nil); len(got) != 1 {
 			t.Fatalf("fanout 1: %d candidates", len(got))
+		}
+		// With a query, an edge beyond the fan-out that explains a word
+		// is offered too.
+		implements, _ := v.RelID("implements")
+		q2 := &Query{Weights: []float64{1}, Rel: func(r uint32) uint64 {
+			if r == implements {
+				return 1
+			}
+			return 0
+		}}
+		if got := Expand(v, []Seed{{auth, 1}}, Options{MaxFanout: 1, Depth: 1, Query: q2}, nil); len(got) != 2 {
+			t.Fatalf("fanout 1 with a query: %d candidates", len(got))
 		}
 		// MaxVisited 1: only the seed enters the walk.
 		if got := Expand(v, []Seed{{auth, 1}}, Options{MaxVisited: 1}, nil); len(got) != 3 {

@@ -12,12 +12,18 @@ type Options struct {
 	MaxFanout int
 	// MaxVisited caps the nodes that enter the walk (default 4,096).
 	MaxVisited int
-	// HopDecay multiplies the score per extra hop, in (0,1] (default 0.5).
+	// HopDecay multiplies the score per extra hop, in (0,1] (default
+	// 0.8: a second hop that explains more of the query than the first
+	// must be able to outrank it).
 	HopDecay float64
 	// Rels, when set, restricts the walk to edges whose relationship id r
 	// has Rels[r] true (Graph RAG's chosen predicates); nil walks every
 	// edge.
 	Rels []bool
+	// Query, when set, makes the walk read the query (see Query): paths
+	// are scored by how much of it they explain, and hubs offer the edges
+	// that match it. Nil: the query-blind score of the first version.
+	Query *Query
 }
 
 // DepthZero asks for depth 0 (only edges between seeds), since a zero Depth
@@ -32,7 +38,7 @@ const (
 	DefaultDepth      = 2
 	DefaultMaxFanout  = 64
 	DefaultMaxVisited = 4096
-	DefaultHopDecay   = 0.5
+	DefaultHopDecay   = 0.8
 )
 
 // Validate reports out-of-range fields.

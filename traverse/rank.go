@@ -1,9 +1,14 @@
 package traverse
 
-// Less orders candidates: higher importance first, then lower edge id.
+// Less orders candidates: higher importance first, then fewer hops (a
+// path's first edge before the later ones it lends its score to), then
+// lower edge id.
 func Less(a, b *Candidate) bool {
 	if a.Importance != b.Importance {
 		return a.Importance > b.Importance
+	}
+	if a.Hop != b.Hop {
+		return a.Hop < b.Hop
 	}
 	return a.Edge < b.Edge
 }

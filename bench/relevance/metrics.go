@@ -21,6 +21,9 @@ type blockOut struct {
 	// Inconsistent: kgctx's block text disagrees with its own triplets,
 	// observation ids or token count.
 	Inconsistent bool
+	// Explain holds, when asked (Config.Misses), one line per triplet with
+	// kgctx's score parts.
+	Explain []string
 }
 
 // goldTriplet is a triplet a question needs, as normalised keys.

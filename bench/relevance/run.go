@@ -46,6 +46,10 @@ type Config struct {
 	Seed uint64
 	// Progress, when set, receives a line per phase.
 	Progress io.Writer
+	// Misses, when set, receives every kgctx block that scores below 1 on
+	// its set's first metric: the question, what was expected and the
+	// block (what "the misses look like").
+	Misses io.Writer
 	Logger   *slog.Logger
 }
 
@@ -123,6 +127,8 @@ type env struct {
 	bases map[engine.Tenant]*baselines
 	names map[engine.Tenant]map[string]string // node id -> name
 	seq   int                                 // session ids
+	// explain asks kgctx for its score parts (for the misses file).
+	explain bool
 }
 
 func openEnv(ctx context.Context, cfg *Config) (*env, error) {
@@ -131,7 +137,7 @@ func openEnv(ctx context.Context, cfg *Config) (*env, error) {
 		return nil, err
 	}
 	return &env{app: app, id: policy.Identity{AgentID: "relevance-agent", OrgID: org, Role: policy.RoleAgent},
-		bases: map[engine.Tenant]*baselines{}, names: map[engine.Tenant]map[string]string{}}, nil
+		bases: map[engine.Tenant]*baselines{}, names: map[engine.Tenant]map[string]string{}, explain: cfg.Misses != nil}, nil
 }
 
 func (e *env) close() { e.app.Close() }
@@ -195,7 +201,7 @@ func (e *env) kgctxGraph(depth int, budgets []int) system {
 		for i, b := range budgets {
 			t := time.Now()
 			gb, err := e.app.Composer.GraphBlock(ctx, compose.GraphRequest{Identity: e.id, Scope: q.Scope, QueryText: q.Text,
-				BudgetTokens: b, TopK: compose.DefaultTopK, Depth: depth})
+				BudgetTokens: b, TopK: compose.DefaultTopK, Depth: depth, Explain: e.explain})
 			lats[i] = time.Since(t)
 			if err != nil {
 				return nil, nil, err
@@ -203,6 +209,10 @@ func (e *env) kgctxGraph(depth int, budgets []int) system {
 			o := blockOut{Text: gb.Block, Tokens: gb.ActualTokens}
 			for _, tr := range gb.Triplets {
 				o.Lines = append(o.Lines, line{tr.SourceEntity, tr.Relationship, tr.TargetEntity})
+				if x := tr.Explain; x != nil {
+					o.Explain = append(o.Explain, fmt.Sprintf("%.3f seed %q %.2f (name %.2f fused %.2f verbatim %v) hop %d match %.2f hub %.2f w %.2f lent %v path %v",
+						x.Importance, x.Seed, x.SeedScore, x.SeedName, x.SeedFused, x.SeedVerbatim, x.Hop, x.QueryMatch, x.Hub, x.Weight, x.Lent, x.Path))
+				}
 			}
 			o.Inconsistent = gb.ActualTokens != compose.Tokens(gb.Block) || strings.Count(gb.Block, "\n- ") != len(gb.Triplets)
 			outs[i] = o
@@ -304,7 +314,11 @@ func evaluate(ctx context.Context, cfg *Config, s *set, systems []system) (SetRe
 				return SetResult{}, fmt.Errorf("%s, %s, question %s: %w", s.name, sys.name, q.ID, err)
 			}
 			for j, b := range sys.budgets {
-				accs[i][j].add(s.score(q, &outs[j]), &outs[j], b, lats[j])
+				sc := s.score(q, &outs[j])
+				accs[i][j].add(sc, &outs[j], b, lats[j])
+				if cfg.Misses != nil && strings.HasPrefix(sys.name, "kgctx") && len(sc) > 0 && sc[0] < 1 {
+					writeMiss(cfg.Misses, s.name, sys.name, b, q, sc[0], &outs[j])
+				}
 			}
 		}
 		if (qi+1)%100 == 0 {
@@ -640,4 +654,28 @@ func runLoCoMo(ctx context.Context, cfg *Config, dir string) ([]SetResult, error
 		return nil, err
 	}
 	return []SetResult{r}, nil
+}
+
+// writeMiss writes one block that missed what its question needed.
+func writeMiss(w io.Writer, set, system string, budget int, q *question, score float64, b *blockOut) {
+	fmt.Fprintf(w, "=== %s | %s | %d | %s | score %.3f\nQ: %s\n", set, system, budget, q.ID, score, q.Text)
+	if len(q.Answers) > 0 {
+		fmt.Fprintf(w, "answers: %s\n", strings.Join(q.Answers[:min(len(q.Answers), 10)], " | "))
+	}
+	for _, g := range q.Gold {
+		fmt.Fprintf(w, "gold: %v\n", g)
+	}
+	if len(q.Funcs) > 0 {
+		fmt.Fprintf(w, "functions: %s\n", strings.Join(q.Funcs, " | "))
+	}
+	if len(q.Evidence) > 0 {
+		fmt.Fprintf(w, "evidence: %s\n", strings.Join(q.Evidence, " | "))
+	}
+	fmt.Fprintf(w, "%s\n", b.Text)
+	for i, x := range b.Explain {
+		if i < len(b.Lines) {
+			fmt.Fprintf(w, "  %s → %s → %s: %s\n", b.Lines[i].Src, b.Lines[i].Rel, b.Lines[i].Dst, x)
+		}
+	}
+	fmt.Fprintln(w)
 }

@@ -43,12 +43,21 @@ func benchFlags(fs *flag.FlagSet) body {
 	questions := fs.Int("questions", relevance.DefaultQuestions, "relevance: questions sampled per set and hop (0: all)")
 	seed := fs.Uint64("seed", 1, "relevance: seed of the samples and of the generated questions' wording")
 	markdown := fs.Bool("markdown", false, "relevance: print the results as markdown tables (bench/README.md)")
+	misses := fs.String("misses", "", "relevance: write every kgctx block that misses (question, gold, block) to this file")
 	return func(ctx context.Context, c *call) error {
 		if len(c.args) > 0 && c.args[0] == "relevance" {
 			if len(c.args) > 1 {
 				return c.usagef("one scenario at a time, got %v", c.args)
 			}
 			rc := relevance.Config{Datasets: *datasets, Sets: sets, Questions: *questions, Seed: *seed}
+			if *misses != "" {
+				f, err := os.Create(*misses)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				rc.Misses = f
+			}
 			if (!*asJSON && !*markdown) || isTerminal(os.Stderr) {
 				rc.Progress = c.stderr
 			}

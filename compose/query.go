@@ -1,0 +1,355 @@
+package compose
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"sync"
+
+	porter "github.com/blevesearch/go-porterstemmer"
+
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/index/fuse"
+	"github.com/kgctx/kgctx/index/text"
+	"github.com/kgctx/kgctx/traverse"
+)
+
+// The ranking reads the query: its content words are what a triplet can
+// explain (traverse.Query). A word is the lower-cased, Porter-stemmed part
+// of an identifier or phrase (text.SplitName's parts: "AuthService" is
+// "auth" and "servic"); words that say nothing about the graph are dropped:
+// English function words, question words, and the verbs requests and
+// commit subjects are made of ("fix", "add", "update", "tell", "find").
+// Two words match when their stems are equal, or when one stem starts the
+// other and the shorter has at least minPrefixMatch letters ("direct"
+// matches "director", "birth" matches "birthplac").
+
+// maxQueryWords is how many distinct content words of a query count (one
+// bit each in the walk's masks); later ones are ignored.
+const maxQueryWords = 64
+
+// minPrefixMatch is the shortest stem that matches the words it starts.
+const minPrefixMatch = 5
+
+// stopWords are dropped from queries and from the names they are matched
+// against. The list is generic English and generic request wording, never
+// a data set's vocabulary.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+a an the this that these those it its it's they them their there here
+i me my we us our you your he him his she her hers
+is are was were be been being am do does did done doing have has had having
+of in on at by for to from with without into onto over under about as than then
+and or but not no nor so if else also too very just only
+what which who whom whose when where why how whats
+can could would should will shall may might must
+all any some each every both either neither other others another such same
+one ones more most many much few less least
+get gets got give gives given tell tells find finds show shows list lists
+need needs want wants please know let lets make makes made
+fix fixes fixed fixing add adds added adding update updates updated updating
+remove removes removed removing change changes changed changing use uses used using
+support supports supported allow allows allowed rename renames renamed
+move moves moved implement implements implemented refactor refactors refactored
+improve improves improved handle handles handled
+new old via per etc e g eg ie vs`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// queryWords is an analysed query.
+type queryWords struct {
+	stems   []string
+	weights []float64
+}
+
+// analyseQuery returns the content words of q, distinct, in order of
+// first appearance, each of weight 1.
+func analyseQuery(q string) queryWords {
+	var qw queryWords
+	for _, p := range text.SplitName(q) {
+		if len(p) < 2 || stopWords[p] || !hasLetter(p) {
+			continue // a lone letter is a possessive's s, an initial, noise
+		}
+		st := stem(p)
+		dup := false
+		for _, s := range qw.stems {
+			if s == st {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			continue
+		}
+		if len(qw.stems) == maxQueryWords {
+			break
+		}
+		qw.stems = append(qw.stems, st)
+		qw.weights = append(qw.weights, 1)
+	}
+	return qw
+}
+
+func hasLetter(s string) bool {
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r > 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// stem is the Porter stem of a lower-case word (unchanged when it is not
+// plain ASCII letters: identifiers' parts, numbers, other scripts).
+func stem(w string) string {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return w
+		}
+	}
+	if len(w) <= 2 {
+		return w
+	}
+	return porter.StemString(w)
+}
+
+// stems returns the content stems of a name or relationship.
+func nameStems(name string) []string {
+	parts := text.SplitName(name)
+	out := parts[:0]
+	for _, p := range parts {
+		if stopWords[p] {
+			continue
+		}
+		out = append(out, stem(p))
+	}
+	return out
+}
+
+// wordsMatch reports whether two stems match (see the package comment
+// above).
+func wordsMatch(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return len(a) >= minPrefixMatch && strings.HasPrefix(b, a)
+}
+
+// mask is the set of query words (bits) the stems match.
+func (qw *queryWords) mask(stems []string) uint64 {
+	var m uint64
+	for i, q := range qw.stems {
+		for _, s := range stems {
+			if wordsMatch(q, s) {
+				m |= 1 << uint(i)
+				break
+			}
+		}
+	}
+	return m
+}
+
+// relStems caches the content stems of relationship names by relationship
+// id: relationships are few and never renamed, and the walk asks for the
+// same ones on every request. Safe for concurrent use.
+type relStems struct {
+	mu    sync.RWMutex
+	stems [][]string
+	known []bool
+}
+
+func (c *relStems) get(r uint32, name func(uint32) string) []string {
+	c.mu.RLock()
+	if int(r) < len(c.known) && c.known[r] {
+		s := c.stems[r]
+		c.mu.RUnlock()
+		return s
+	}
+	c.mu.RUnlock()
+	s := nameStems(name(r))
+	c.mu.Lock()
+	for int(r) >= len(c.known) {
+		c.known = append(c.known, false)
+		c.stems = append(c.stems, nil)
+	}
+	c.stems[r], c.known[r] = s, true
+	c.mu.Unlock()
+	return s
+}
+
+// queryScratch is a request's traverse.Query and what it is built from.
+type queryScratch struct {
+	words  queryWords
+	toks   []string // every part of the query, stop words included (verbatim matches)
+	q      traverse.Query
+	hits   []fuse.Ranked
+	relM   []uint64
+	relSet []uint32 // per relationship id: stamp of the memo in relM
+	stamp  uint32
+	seeds  []seedScore
+}
+
+// seedScore is a seed's calibrated score and its parts.
+type seedScore struct {
+	node     uint32
+	score    float64
+	fused    float64 // the index's fused score (best = 1)
+	name     float64 // the name match (0 when the name matches no query word)
+	verbatim bool
+}
+
+// textDepth is how many text hits a request reads to know which nodes'
+// names match query words.
+const textDepth = 200
+
+// buildQuery fills sc's traverse.Query for query text q over view v: the
+// query's words, the masks of the text hits' names, and a memo of
+// relationship masks. It returns nil when the query has no content word
+// (the walk then ranks by seeds and weights alone).
+func (c *Composer) buildQuery(v *engine.View, q string, sc *queryScratch) *traverse.Query {
+	sc.words = analyseQuery(q)
+	sc.toks = text.SplitName(q)
+	if len(sc.words.stems) == 0 {
+		return nil
+	}
+	sc.q.Weights = sc.words.weights
+	sc.q.Nodes = sc.q.Nodes[:0]
+	for _, h := range sc.hits {
+		if !v.Live(h.ID) {
+			continue
+		}
+		if m := sc.words.mask(nameStems(v.NodeName(h.ID))); m != 0 {
+			sc.q.Nodes = append(sc.q.Nodes, traverse.NodeMask{Node: h.ID, Mask: m})
+		}
+	}
+	sc.stamp++
+	if sc.stamp == 0 {
+		clear(sc.relSet)
+		sc.stamp = 1
+	}
+	stamp := sc.stamp
+	sc.q.Rel = func(r uint32) uint64 {
+		if int(r) >= len(sc.relSet) {
+			n := max(int(r)+1, 2*len(sc.relSet), 64)
+			sc.relSet = append(sc.relSet, make([]uint32, n-len(sc.relSet))...)
+			sc.relM = append(sc.relM, make([]uint64, n-len(sc.relM))...)
+		}
+		if sc.relSet[r] == stamp {
+			return sc.relM[r]
+		}
+		m := sc.words.mask(c.relStems.get(r, v.RelName))
+		sc.relSet[r], sc.relM[r] = stamp, m
+		return m
+	}
+	return &sc.q
+}
+
+// Seed calibration. The index's fused ranks say which nodes the query is
+// about, but not by how much: a node found by one ranking gets half the
+// score of one found by both, whatever the match. A seed's score is
+// therefore recomputed from its name:
+//
+//	name = matched(name)/best matched × covered(name) × (1 if verbatim, else verbatimMiss)
+//
+// matched(name) is the weight of the query words the name matches (the
+// best seed's is the unit, so gaps between seeds are kept), covered(name)
+// the share of the name's own words the query holds ("Jon Voight" is half
+// covered by "movies with Jon Amiel"), and verbatim says the name's words,
+// stop words included, stand in the query in a row ("Deep End" in "the
+// screenwriter of Deep End", unlike "The Deep End"). A node whose name
+// matches nothing (found through its description, or by the vector
+// ranking alone) keeps fusedShare of its fused score: names are what a
+// query names, descriptions and embeddings support.
+const (
+	verbatimMiss = 0.75
+	fusedShare   = 0.5
+	// seedPool is how many times topK fused hits are rescored.
+	seedPool = 3
+)
+
+// calibrate rescores the fused hits of sc (see above), keeps the k best
+// and returns them as the walk's seeds, appended to dst[:0]. The seeds'
+// name masks join the query's node masks.
+func (c *Composer) calibrate(v *engine.View, hits []fuse.Ranked, k int, sc *queryScratch, dst []traverse.Seed) []traverse.Seed {
+	sc.seeds = sc.seeds[:0]
+	best := 0.0
+	type match struct {
+		mw, cover float64
+		verbatim  bool
+		mask      uint64
+	}
+	ms := make([]match, len(hits))
+	for i, h := range hits {
+		if !v.Live(h.ID) {
+			continue
+		}
+		name := v.NodeName(h.ID)
+		stems := nameStems(name)
+		if len(sc.words.stems) == 0 || len(stems) == 0 {
+			continue
+		}
+		mask := sc.words.mask(stems)
+		if mask == 0 {
+			continue
+		}
+		covered := 0
+		for _, st := range stems {
+			for _, q := range sc.words.stems {
+				if wordsMatch(q, st) {
+					covered++
+					break
+				}
+			}
+		}
+		mw := 0.0
+		for b := range sc.words.stems {
+			if mask&(1<<uint(b)) != 0 {
+				mw += sc.words.weights[b]
+			}
+		}
+		ms[i] = match{mw: mw, cover: float64(covered) / float64(len(stems)), verbatim: containsRun(sc.toks, text.SplitName(name)), mask: mask}
+		best = max(best, mw)
+	}
+	for i, h := range hits {
+		if !v.Live(h.ID) {
+			continue
+		}
+		s := seedScore{node: h.ID, fused: h.Score}
+		if m := ms[i]; m.mw > 0 && best > 0 {
+			s.name = m.mw / best * m.cover
+			if !m.verbatim {
+				s.name *= verbatimMiss
+			}
+			s.verbatim = m.verbatim
+			sc.q.Nodes = append(sc.q.Nodes, traverse.NodeMask{Node: h.ID, Mask: m.mask})
+		}
+		s.score = max(s.name, fusedShare*s.fused)
+		sc.seeds = append(sc.seeds, s)
+	}
+	slices.SortStableFunc(sc.seeds, func(a, b seedScore) int { return cmp.Compare(b.score, a.score) })
+	sc.seeds = sc.seeds[:min(len(sc.seeds), k)]
+	dst = dst[:0]
+	for _, s := range sc.seeds {
+		dst = append(dst, traverse.Seed{Node: s.node, Score: s.score})
+	}
+	return dst
+}
+
+// containsRun reports whether run stands in toks as consecutive elements.
+func containsRun(toks, run []string) bool {
+	if len(run) == 0 || len(run) > len(toks) {
+		return false
+	}
+	for i := 0; i+len(run) <= len(toks); i++ {
+		if slices.Equal(toks[i:i+len(run)], run) {
+			return true
+		}
+	}
+	return false
+}

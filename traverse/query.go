@@ -1,0 +1,318 @@
+package traverse
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/kgctx/kgctx/engine"
+)
+
+// Query is what the walk knows of the query text. Each content word of
+// the query is one bit (at most 64 words); a relationship or a node name
+// "matches" the words whose bits its mask holds. The caller (compose)
+// analyses the text and computes the masks; the walk only combines them.
+//
+// A Query is used by one Expand call at a time; Rel may memoise.
+type Query struct {
+	// Weights[i] is the weight of query word i (how much finding it
+	// explains); len(Weights) <= 64.
+	Weights []float64
+	// Rel returns the mask of the query words relationship r matches.
+	Rel func(r uint32) uint64
+	// Nodes lists the nodes whose names match query words, with their
+	// masks (every other node matches none).
+	Nodes []NodeMask
+	// Floor is the score factor of a path that explains none of the query
+	// words its seed left unexplained, in (0,1] (default DefaultFloor).
+	Floor float64
+	// Beam caps the paths extended at each hop beyond the first, best
+	// first (default DefaultBeam).
+	Beam int
+	// HubDegree is the degree from which a node a path passes through
+	// (not its seed, not its last node) weakens the path by
+	// hub(d) = min(1, sqrt(HubDegree/d)) (default DefaultHubDegree), for
+	// every edge taken from it that explains no new query word: a path
+	// through a node with thousands of edges says little about any one of
+	// them, unless the query picks it.
+	HubDegree int
+}
+
+// NodeMask is a node and the mask of the query words its name matches.
+type NodeMask struct {
+	Node uint32
+	Mask uint64
+}
+
+// wfMax is the largest weight factor, which divides them all so that
+// importance stays in (0, 1].
+const wfMax = 1.2 * 1.2
+
+// Query defaults.
+const (
+	DefaultFloor     = 0.3
+	DefaultBeam      = 64
+	DefaultHubDegree = 32
+	// maxMatched caps the edges a node offers beyond its strongest
+	// MaxFanout because they match the query (a hub's few relevant edges
+	// among thousands).
+	maxMatchedFactor = 4
+)
+
+// path is one partial path of the query-aware walk: it ends at node, has
+// explained mask and scores score; chain[:hops] are the candidates of its
+// edges, first edge first.
+type path struct {
+	node   uint32
+	prev   uint32 // the node before node (a seed's own id for seeds)
+	origin uint32 // its seed
+	mask   uint64
+	score  float64
+	seed   float64 // σ of its seed
+	hub    float64 // product of the hub factors of the nodes passed through
+	hops   uint8
+	chain  [MaxDepth]int32
+}
+
+// The query-aware walk.
+//
+// A candidate edge is scored by the best path that reaches it:
+//
+//	importance = σ(seed) × F(explained) × hopDecay^(hop-1) × wf(edge, endpoints) / wfMax
+//
+// where explained is the union of the query words matched by the seed's
+// name and by every relationship and far node name along the path, and
+//
+//	F(m) = floor + (1-floor) × weight(m) / weight(all query words)
+//
+// so an edge whose relationship or far endpoint names what the question
+// asks scores up to 1/floor times more than one that names nothing, and a
+// second hop that explains more of the question can beat a first hop that
+// explains less. wf = (0.8 + 0.4 w(e)) × (0.8 + 0.4 mean(w(src), w(dst)))
+// lets feedback move the order within a factor of 2.25, less than
+// 1/floor: learnt weights alone cannot lift an edge that explains nothing
+// above one that explains the whole question.
+//
+// Each visited node offers its MaxFanout strongest edges and, beyond them,
+// up to maxMatchedFactor × MaxFanout edges that explain a query word its
+// path has not (a hub's relevant edges are not cut off by its first 64).
+// Hop 1 extends every seed; later hops extend the Beam best paths. A path
+// never steps straight back to the node it came from. An edge reached by
+// a longer path lends its score to every edge before it on that path, so
+// a path's edges rank together, the earlier first (Less breaks ties by
+// hop).
+func (sc *scratch) expandQuery(v *engine.View, seeds []Seed, o Options, q *Query, dst []Candidate) []Candidate {
+	floor := q.Floor
+	if !(floor > 0 && floor <= 1) {
+		floor = DefaultFloor
+	}
+	beam := q.Beam
+	if beam <= 0 {
+		beam = DefaultBeam
+	}
+	hubDeg := q.HubDegree
+	if hubDeg <= 0 {
+		hubDeg = DefaultHubDegree
+	}
+	total := 0.0
+	for _, w := range q.Weights {
+		total += w
+	}
+	weight := func(m uint64) float64 {
+		s := 0.0
+		for m != 0 {
+			i := bits.TrailingZeros64(m)
+			if i < len(q.Weights) {
+				s += q.Weights[i]
+			}
+			m &= m - 1
+		}
+		return s
+	}
+	f := func(m uint64) float64 {
+		if total <= 0 {
+			return 1
+		}
+		return floor + (1-floor)*min(weight(m)/total, 1)
+	}
+	all := uint64(0)
+	if n := len(q.Weights); n >= 64 {
+		all = ^uint64(0)
+	} else {
+		all = 1<<uint(n) - 1
+	}
+	// Node masks, stamped into the slots by epoch.
+	ep := sc.epoch
+	for _, nm := range q.Nodes {
+		if int(nm.Node) < len(sc.slots) {
+			sl := &sc.slots[nm.Node]
+			if sl.qstamp != ep {
+				sl.qstamp, sl.qmask = ep, 0
+			}
+			sl.qmask |= nm.Mask
+		}
+	}
+	nodeMask := func(n uint32) uint64 {
+		if sl := &sc.slots[n]; sl.qstamp == ep {
+			return sl.qmask
+		}
+		return 0
+	}
+	sc.table.reset(len(seeds) * o.MaxFanout * 2)
+	visit := func(n uint32) bool {
+		sl := &sc.slots[n]
+		if sl.epoch == ep {
+			return true
+		}
+		if len(sc.visited) >= o.MaxVisited {
+			return false
+		}
+		sl.epoch, sl.round = ep, 0
+		sc.visited = append(sc.visited, n)
+		return true
+	}
+	// Round 0: the seeds.
+	sc.paths = sc.paths[:0]
+seeds:
+	for _, s := range seeds {
+		if !v.Live(s.Node) || !(s.Score > 0) {
+			continue
+		}
+		σ := min(s.Score, 1)
+		for i := range sc.paths {
+			if sc.paths[i].node == s.Node { // listed twice: its best score
+				sc.paths[i].score, sc.paths[i].seed = max(sc.paths[i].score, σ), max(sc.paths[i].seed, σ)
+				continue seeds
+			}
+		}
+		if !visit(s.Node) {
+			continue
+		}
+		sc.paths = append(sc.paths, path{node: s.Node, prev: s.Node, origin: s.Node, mask: nodeMask(s.Node), score: σ, seed: σ, hub: 1})
+	}
+	frontier := sc.paths
+	sc.next = sc.next[:0]
+	decay := 1.0
+	matchCap := o.MaxFanout * maxMatchedFactor
+	for hop := 1; hop <= o.Depth && len(frontier) > 0; hop++ {
+		if hop > 1 {
+			// Extend the beam best paths, one per end node.
+			slices.SortFunc(frontier, comparePaths)
+			w := 0
+			sc.round++
+			for _, p := range frontier {
+				if w == beam {
+					break
+				}
+				sl := &sc.slots[p.node]
+				if sl.round == sc.round {
+					continue // a better path already ends here
+				}
+				sl.round = sc.round
+				frontier[w] = p
+				w++
+			}
+			frontier = frontier[:w]
+		}
+		next := sc.next[:0]
+		for _, p := range frontier {
+			list := v.Ranked(p.node)
+			// A busy node weakens the paths it passes on, unless the edge
+			// taken explains more of the query: then the query, not the
+			// node's many edges, chose it.
+			hubHere := 1.0
+			if p.hops > 0 && len(list) > hubDeg {
+				hubHere = math.Sqrt(float64(hubDeg) / float64(len(list)))
+			}
+			matched := 0
+			for i, in := range list {
+				if !relOK(o.Rels, in.Rel) {
+					continue
+				}
+				other := in.Other()
+				if other == p.prev && p.hops > 0 {
+					continue // straight back
+				}
+				gain := (q.Rel(in.Rel) | nodeMask(other)) &^ p.mask & all
+				if i >= o.MaxFanout {
+					if gain == 0 || matched >= matchCap {
+						continue
+					}
+					matched++
+				}
+				m := p.mask | gain
+				hub := p.hub
+				if gain == 0 {
+					hub *= hubHere
+				}
+				wo := v.NodeWeight(other)
+				wf := (0.8 + 0.4*in.Weight) * (0.8 + 0.4*(v.NodeWeight(p.node)+wo)/2)
+				fm := f(m)
+				imp := p.seed * fm * decay * hub * wf / wfMax
+				parent := int32(0)
+				if p.hops > 0 {
+					parent = p.chain[p.hops-1] + 1
+				}
+				var ci int32
+				dst, ci = sc.offerQ(dst, p.node, in, imp, uint8(hop), Candidate{Seed: p.origin, SeedScore: float32(p.seed),
+					Match: float32(fm), WeightF: float32(wf / wfMax), HubF: float32(hub), Parent: parent})
+				for _, a := range p.chain[:p.hops] {
+					dst[a].Importance = max(dst[a].Importance, imp)
+				}
+				if hop < o.Depth && visit(other) {
+					np := path{node: other, prev: p.node, origin: p.origin, mask: m, score: imp, seed: p.seed, hub: hub, hops: p.hops + 1, chain: p.chain}
+					np.chain[p.hops] = ci
+					next = append(next, np)
+				}
+			}
+		}
+		// The old frontier's storage holds the next hop's paths.
+		frontier, sc.next = next, frontier[:0]
+		decay *= o.HopDecay
+	}
+	sc.paths = frontier[:0]
+	return dst
+}
+
+// offerQ records edge in, seen from from at hop, as a candidate with
+// importance imp and the score parts of parts (keeping the best path's)
+// and returns its index.
+func (sc *scratch) offerQ(dst []Candidate, from uint32, in engine.Incident, imp float64, hop uint8, parts Candidate) ([]Candidate, int32) {
+	idx, found := sc.table.slot(in.Edge, int32(len(dst)))
+	if !found {
+		src, dstN := in.Ends(from)
+		parts.Edge, parts.Src, parts.Dst, parts.Rel, parts.Importance, parts.From, parts.Hop = in.Edge, src, dstN, in.Rel, imp, from, hop
+		return append(dst, parts), idx
+	}
+	c := &dst[idx]
+	if imp > c.Importance || (imp == c.Importance && hop < c.Hop) {
+		parts.Edge, parts.Src, parts.Dst, parts.Rel, parts.Importance, parts.From, parts.Hop = c.Edge, c.Src, c.Dst, c.Rel, imp, from, hop
+		*c = parts
+	}
+	return dst, idx
+}
+
+// comparePaths orders paths best first: score, then end node, seed,
+// previous node and mask, so that the order (and which path per end node
+// is extended) never depends on the order edges were met in.
+func comparePaths(a, b path) int {
+	switch {
+	case a.score != b.score:
+		if a.score > b.score {
+			return -1
+		}
+		return 1
+	case a.node != b.node:
+		return cmp.Compare(a.node, b.node)
+	case a.origin != b.origin:
+		return cmp.Compare(a.origin, b.origin)
+	case a.prev != b.prev:
+		return cmp.Compare(a.prev, b.prev)
+	case a.mask != b.mask:
+		return cmp.Compare(a.mask, b.mask)
+	case a.hops > 0 && b.hops > 0:
+		return cmp.Compare(a.chain[a.hops-1], b.chain[b.hops-1])
+	}
+	return 0
+}
