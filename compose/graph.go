@@ -3,9 +3,9 @@ package compose
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
-	"log/slog"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -104,8 +104,8 @@ type GraphTriplet struct {
 	// Explain, when the request asked for it, says why the line is there.
 	Explain *ScoreParts `json:"explain,omitempty"`
 
-	Edge     uint32              `json:"-"`
-	Src, Dst uint32              `json:"-"`
+	Edge     uint32             `json:"-"`
+	Src, Dst uint32             `json:"-"`
 	cand     traverse.Candidate // the walk's record of it (explain)
 }
 

@@ -50,7 +50,7 @@ type Config struct {
 	// its set's first metric: the question, what was expected and the
 	// block (what "the misses look like").
 	Misses io.Writer
-	Logger   *slog.Logger
+	Logger *slog.Logger
 }
 
 func (c *Config) say(format string, a ...any) {
