@@ -111,7 +111,8 @@ type GraphTriplet struct {
 
 // ScoreParts are the parts of a triplet's score (see the README, "How
 // triplets are scored"): importance = seedScore × queryMatch ×
-// hopDecay^(hop-1) × hub × weight, and relevanceScore = 1 - importance.
+// hopDecay^(hop-1) × hub × weight × spread, and relevanceScore =
+// 1 - importance.
 // A path's earlier triplets take the score of the best path continuing
 // them (Lent), so that its lines stand together.
 type ScoreParts struct {
@@ -135,6 +136,9 @@ type ScoreParts struct {
 	// the learnt weights' factor of the edge and its endpoints.
 	Hub    float64 `json:"hub"`
 	Weight float64 `json:"weight"`
+	// Spread is the factor that shares the block among seeds: the k-th
+	// line of a seed counts 1/(1 + 0.1 (k-1)).
+	Spread float64 `json:"spread"`
 	// Lent is true when the importance is a longer path's.
 	Lent bool `json:"lent,omitempty"`
 	// Path lists the triplets before this one on its path, first first.
@@ -176,6 +180,8 @@ type graphScratch struct {
 	// walk keeps the candidates in the walk's order when a request asks
 	// to explain (their Parent indexes refer to it).
 	walk []traverse.Candidate
+	// perSeed counts the block's lines per seed (the spread).
+	perSeed []seedCount
 	blk  blockBuf // the block being rendered
 	ln   lineBuf  // the entry being rendered
 }
@@ -237,8 +243,9 @@ func (c *Composer) prepareGraph(ctx context.Context, v *engine.View, req GraphRe
 		return nil
 	}
 	var err error
+	sc.qs.freqs.Docs = 0
 	sc.seeds, _, err = c.Index.Search(ctx, sc.seeds, index.Query{Text: req.QueryText, Org: req.Scope.Org,
-		Project: req.Scope.Project, Allow: allow, K: req.TopK * seedPool, Vector: sc.qv, TextDepth: textDepth, TextHits: &sc.qs.hits, Scores: true})
+		Project: req.Scope.Project, Allow: allow, K: req.TopK * seedPool, Vector: sc.qv, TextDepth: textDepth, TextHits: &sc.qs.hits, Freqs: &sc.qs.freqs, Scores: true})
 	t1 := time.Now()
 	out.Timings.SeedMs = ms(t1.Sub(t0))
 	if err != nil {
@@ -291,6 +298,32 @@ func (c *Composer) attachProvenance(out *GraphBlock) {
 		}
 	}
 }
+
+// seedCount is how many lines of a block came from one seed.
+type seedCount struct {
+	seed uint32
+	n    int
+}
+
+// maxSpreadRate is how much each line a seed already has lowers its next
+// ones when the two best seeds tie: the k-th line of a seed counts
+// 1/(1 + rate × (k-1)), with rate = maxSpreadRate × (second best seed
+// score / best seed score). When one seed stands out (a name the query
+// spells out), its neighbourhood keeps the block; when several match
+// about as well, each gets its best lines in.
+const maxSpreadRate = 0.15
+
+// spreadRate is the request's rate (see maxSpreadRate).
+func (c *Composer) spreadRate(sc *graphScratch) float64 {
+	if len(sc.tseeds) < 2 || !(sc.tseeds[0].Score > 0) {
+		return 0
+	}
+	return maxSpreadRate * min(sc.tseeds[1].Score/sc.tseeds[0].Score, 1)
+}
+
+// spreadFactorOf divides the importance of a seed's line when the block
+// already holds k lines of that seed.
+func spreadFactorOf(rate float64, k int) float64 { return 1 + rate*float64(k) }
 
 // lineOverhead is the code points of a line besides its three names:
 // "\n- " and two " → ".
@@ -347,6 +380,37 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		dst, _ := c.nameLens.get(cand.Dst, v.NodeName)
 		return lineOverhead + src + esc + rel + dst
 	}
+	// The budget is spread among seeds: each line a seed already has in
+	// the block lowers the next ones of that seed (spread), so one seed
+	// does not fill the block while the best keeps most of it. The factor
+	// only falls as the block grows, so a lazy greedy pick (re-rank a
+	// candidate whose factor fell, take it when it still leads) takes
+	// lines in order of their spread importance.
+	sc.perSeed = sc.perSeed[:0]
+	taken := func(seed uint32) int {
+		for _, p := range sc.perSeed {
+			if p.seed == seed {
+				return p.n
+			}
+		}
+		return 0
+	}
+	rate := c.spreadRate(sc)
+	next := func(r *traverse.Ranker) (traverse.Candidate, bool) {
+		for {
+			cand, ok := r.Next()
+			if !ok {
+				return cand, ok
+			}
+			k := taken(cand.Seed)
+			if k == int(cand.Spread) {
+				return cand, true
+			}
+			cand.Importance *= spreadFactorOf(rate, int(cand.Spread)) / spreadFactorOf(rate, k)
+			cand.Spread = uint16(min(k, math.MaxUint16))
+			r.Push(cand)
+		}
+	}
 	// add checks the policy on both endpoints, then renders the line.
 	add := func(cand *traverse.Candidate, n int) {
 		if !allow(cand.Src) || !allow(cand.Dst) {
@@ -362,6 +426,12 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 			return
 		}
 		bb.add(ln.b, m-1)
+		i := slices.IndexFunc(sc.perSeed, func(p seedCount) bool { return p.seed == cand.Seed })
+		if i < 0 {
+			sc.perSeed = append(sc.perSeed, seedCount{seed: cand.Seed})
+			i = len(sc.perSeed) - 1
+		}
+		sc.perSeed[i].n++
 		out.Triplets = append(out.Triplets, GraphTriplet{
 			SourceEntity: ln.plain(s), Relationship: ln.plain(r), TargetEntity: ln.plain(d), RelevanceScore: 1 - cand.Importance,
 			SourceNodeID: v.NodeID(cand.Src), TargetNodeID: v.NodeID(cand.Dst), Edge: cand.Edge, Src: cand.Src, Dst: cand.Dst,
@@ -370,7 +440,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	}
 	r := traverse.NewRanker(sc.cands)
 	for bb.runes+minLine <= limit {
-		cand, ok := r.Next()
+		cand, ok := next(&r)
 		if !ok {
 			break
 		}
@@ -389,7 +459,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		}
 		tail := traverse.NewRanker(fit)
 		for bb.runes+minLine <= limit {
-			t, ok := tail.Next()
+			t, ok := next(&tail)
 			if !ok {
 				break
 			}
@@ -429,7 +499,8 @@ func (c *Composer) explain(v *engine.View, sc *graphScratch, out *GraphBlock) {
 	for i := range out.Triplets {
 		cd := &out.Triplets[i].cand
 		p := &ScoreParts{Importance: cd.Importance, Hop: int(cd.Hop), HopDecay: math.Pow(decay, float64(cd.Hop)-1),
-			SeedScore: float64(cd.SeedScore), QueryMatch: float64(cd.Match), Hub: float64(cd.HubF), Weight: float64(cd.WeightF)}
+			SeedScore: float64(cd.SeedScore), QueryMatch: float64(cd.Match), Hub: float64(cd.HubF), Weight: float64(cd.WeightF),
+			Spread: 1 / spreadFactorOf(c.spreadRate(sc), int(cd.Spread))}
 		if v.Live(cd.Seed) {
 			p.Seed, p.SeedNodeID = v.NodeName(cd.Seed), v.NodeID(cd.Seed)
 		}
@@ -439,7 +510,7 @@ func (c *Composer) explain(v *engine.View, sc *graphScratch, out *GraphBlock) {
 				break
 			}
 		}
-		own := p.SeedScore * p.QueryMatch * p.HopDecay * p.Hub * p.Weight
+		own := p.SeedScore * p.QueryMatch * p.HopDecay * p.Hub * p.Weight * p.Spread
 		p.Lent = cd.Importance > own*(1+1e-6)
 		for j := cd.Parent; j > 0 && int(j) <= len(sc.walk) && len(p.Path) < traverse.MaxDepth; j = sc.walk[j-1].Parent {
 			p.Path = append(p.Path, line(&sc.walk[j-1]))

@@ -2,6 +2,7 @@ package compose
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -62,11 +63,12 @@ new old via per etc e g eg ie vs`) {
 // queryWords is an analysed query.
 type queryWords struct {
 	stems   []string
+	raw     []string // the lower-case part each stem was first made from
 	weights []float64
 }
 
 // analyseQuery returns the content words of q, distinct, in order of
-// first appearance, each of weight 1.
+// first appearance, each of weight 1 (see weigh).
 func analyseQuery(q string) queryWords {
 	var qw queryWords
 	for _, p := range text.SplitName(q) {
@@ -88,6 +90,7 @@ func analyseQuery(q string) queryWords {
 			break
 		}
 		qw.stems = append(qw.stems, st)
+		qw.raw = append(qw.raw, p)
 		qw.weights = append(qw.weights, 1)
 	}
 	return qw
@@ -141,6 +144,22 @@ func wordsMatch(a, b string) bool {
 	return len(a) >= minPrefixMatch && strings.HasPrefix(b, a)
 }
 
+// weigh sets each word's weight to its inverse document frequency among
+// node names, BM25's ln(1 + (N - df + 0.5)/(df + 0.5)): a word that half
+// the names hold ("service", "movie", "award") explains little of what a
+// question is about, one no name holds (a relation word, "directed")
+// much. Without frequencies (an empty index) every word weighs 1.
+func (qw *queryWords) weigh(fr *text.TermFreqs) {
+	if fr == nil || fr.Docs == 0 {
+		return
+	}
+	n := float64(fr.Docs)
+	for i, p := range qw.raw {
+		df := float64(fr.Name[p])
+		qw.weights[i] = max(math.Log(1+(n-df+0.5)/(df+0.5)), 0.05)
+	}
+}
+
 // mask is the set of query words (bits) the stems match.
 func (qw *queryWords) mask(stems []string) uint64 {
 	var m uint64
@@ -187,6 +206,7 @@ func (c *relStems) get(r uint32, name func(uint32) string) []string {
 type queryScratch struct {
 	words  queryWords
 	toks   []string // every part of the query, stop words included (verbatim matches)
+	freqs  text.TermFreqs
 	q      traverse.Query
 	hits   []fuse.Ranked
 	relM   []uint64
@@ -214,6 +234,7 @@ const textDepth = 200
 // (the walk then ranks by seeds and weights alone).
 func (c *Composer) buildQuery(v *engine.View, q string, sc *queryScratch) *traverse.Query {
 	sc.words = analyseQuery(q)
+	sc.words.weigh(&sc.freqs)
 	sc.toks = text.SplitName(q)
 	if len(sc.words.stems) == 0 {
 		return nil

@@ -367,7 +367,7 @@ func (c *Composer) observationCandidates(ctx context.Context, v *engine.View, re
 			continue
 		}
 		var err error
-		hits, _, err = c.Index.SearchObservations(ctx, hits, index.Query{Text: query, Org: s.org, Project: s.project,
+		hits, _, err = c.Index.SearchObservations(ctx, hits, index.Query{Text: query, Org: s.org, Project: s.project, Scores: true,
 			Allow: s.allow, K: sessionCandidates, Vector: qv})
 		if err != nil {
 			return nil, err

@@ -176,7 +176,8 @@ func TestSessionFeedbackChangesRankings(t *testing.T) {
 	ctx := context.Background()
 	e.load(t, tenA, engine.TripletInput{Source: "Gateway", Relationship: "calls", Target: "AlphaService", Weight: w(0.6)},
 		engine.TripletInput{Source: "Gateway", Relationship: "calls", Target: "BetaService", Weight: w(0.5)})
-	ids := e.observe(t, tenA, "gateway timeout fixed by raising the pool size", "gateway timeout")
+	// Two notes about as relevant (the same words, as long): feedback decides.
+	ids := e.observe(t, tenA, "gateway timeout fixed by raising the pool size", "gateway timeout fixed by raising the idle limit")
 	first := func() (string, string) {
 		b, err := e.c.SessionBlock(ctx, sreq(WorkBugFix, "gateway timeout"))
 		if err != nil {

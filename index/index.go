@@ -250,6 +250,9 @@ type Query struct {
 	// BM25 scores): callers that score candidates against the query use
 	// it to know which nodes match query words. Appended to (*TextHits)[:0].
 	TextHits *[]fuse.Ranked
+	// Freqs, when set, receives the document frequencies of the query's
+	// words (see text.TermFreqs).
+	Freqs *text.TermFreqs
 }
 
 // Stats describe one search.
@@ -339,7 +342,7 @@ func (ix *Index) search(ctx context.Context, sp *space, dst []fuse.Ranked, q Que
 
 	// Text ranking.
 	var err error
-	sc.thits, err = sp.txt.SearchContext(ctx, sc.thits, q.Text, max(depth, q.TextDepth), text.Filter{Org: q.Org, Project: q.Project, Allow: q.Allow})
+	sc.thits, err = sp.txt.SearchContext(ctx, sc.thits, q.Text, max(depth, q.TextDepth), text.Filter{Org: q.Org, Project: q.Project, Allow: q.Allow, Freqs: q.Freqs})
 	if err != nil {
 		return dst, st, fmt.Errorf("index: %s text search: %w", sp.name, err)
 	}

@@ -32,6 +32,9 @@ type Candidate struct {
 	SeedScore, Match float32
 	WeightF, HubF    float32
 	Parent           int32
+	// Spread is how many lines of the same seed a block held when it last
+	// lowered Importance to share its budget among seeds (see compose).
+	Spread uint16
 }
 
 // Expand walks from seeds over v and appends every candidate edge to

@@ -66,6 +66,21 @@ func (r *Ranker) down(i int) {
 	}
 }
 
+// Push adds c (a candidate popped earlier, typically with a lowered
+// Importance) back into the ranker.
+func (r *Ranker) Push(c Candidate) {
+	r.h = append(r.h, c)
+	i := len(r.h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !Less(&r.h[i], &r.h[p]) {
+			return
+		}
+		r.h[i], r.h[p] = r.h[p], r.h[i]
+		i = p
+	}
+}
+
 // Rest returns the candidates not yet popped, in no particular order, and
 // empties the ranker. The slice aliases the ranker's.
 func (r *Ranker) Rest() []Candidate {

@@ -118,6 +118,7 @@ var rerankDropped = true
 // engineScratch is the per-search memory, pooled.
 type engineScratch struct {
 	qt      queryTerms
+	freqs   *TermFreqs // the search's Filter.Freqs
 	kept    []int
 	isKept  []bool // by index in qt.terms
 	dropped []int
@@ -137,6 +138,7 @@ var scratchPool = sync.Pool{New: func() any { return new(engineScratch) }}
 // release drops the scratch's references into the snapshot's segments
 // and returns it to the pool.
 func (sc *engineScratch) release() {
+	sc.freqs = nil
 	clear(sc.pls[:cap(sc.pls)])
 	clear(sc.its[:cap(sc.its)])
 	clear(sc.dicts[:cap(sc.dicts)])
@@ -231,6 +233,18 @@ func (ix *Index) run(ctx context.Context, snap *scorch.IndexSnapshot, sc *engine
 	qt := &sc.qt
 	if err := ix.dfs.lookup(snap, qt.terms, &present, e.df); err != nil {
 		return Stats{}, err
+	}
+	if fr := sc.freqs; fr != nil {
+		fr.Docs = n
+		if fr.Name == nil {
+			fr.Name = map[string]uint64{}
+		}
+		clear(fr.Name)
+		for _, t := range qt.terms {
+			if textFields[t.field].name == fieldName {
+				fr.Name[t.term] = t.df
+			}
+		}
 	}
 	var st Stats
 	sc.kept, st = selectTerms(qt.terms, ix.maxPostings, sc.kept)

@@ -35,6 +35,20 @@ type Filter struct {
 	// Allow, when non-nil, additionally restricts hits to these node ids
 	// (an empty bitmap matches nothing). It is only read.
 	Allow *roaring.Bitmap
+	// Freqs, when set, receives the document frequencies the search looked
+	// up: how informative each word of the query is.
+	Freqs *TermFreqs
+}
+
+// TermFreqs are document frequencies of a search's query terms, over the
+// whole index (all tenants).
+type TermFreqs struct {
+	// Docs is the number of documents.
+	Docs uint64
+	// Name maps each query term of the name field (lower-case identifier
+	// parts, unstemmed) to the number of documents whose name has it. It is
+	// cleared and filled by the search; the caller owns it.
+	Name map[string]uint64
 }
 
 // Hit is one search result.
@@ -88,6 +102,7 @@ func (ix *Index) SearchStats(ctx context.Context, dst []Hit, q string, k int, f 
 
 	sc := scratchPool.Get().(*engineScratch)
 	defer sc.release()
+	sc.freqs = f.Freqs
 	ix.analyseQuery(&sc.qt, q)
 	if len(sc.qt.terms) == 0 {
 		return dst, Stats{}, nil
