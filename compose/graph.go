@@ -182,8 +182,8 @@ type graphScratch struct {
 	walk []traverse.Candidate
 	// perSeed counts the block's lines per seed (the spread).
 	perSeed []seedCount
-	blk  blockBuf // the block being rendered
-	ln   lineBuf  // the entry being rendered
+	blk     blockBuf // the block being rendered
+	ln      lineBuf  // the entry being rendered
 }
 
 func (c *Composer) scratch() *graphScratch {
