@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -52,8 +53,9 @@ type Composer struct {
 
 	pool sync.Pool // *graphScratch
 
-	nameLens, relLens lenCache // textLen by node id, by relationship id
-	relStems          relStems // content stems by relationship id
+	nameLens, relLens lenCache  // textLen by node id, by relationship id
+	relStems          relStems  // content stems by relationship id
+	nameStems         stemCache // content stems of node names by node id
 }
 
 // GraphRequest is buildGraphContextBlock's input.
@@ -136,8 +138,8 @@ type ScoreParts struct {
 	// the learnt weights' factor of the edge and its endpoints.
 	Hub    float64 `json:"hub"`
 	Weight float64 `json:"weight"`
-	// Spread is the factor that shares the block among seeds: the k-th
-	// line of a seed counts 1/(1 + 0.1 (k-1)).
+	// Spread is the factor that shares the block among seeds (see
+	// maxSpreadRate).
 	Spread float64 `json:"spread"`
 	// Lent is true when the importance is a longer path's.
 	Lent bool `json:"lent,omitempty"`
@@ -180,10 +182,10 @@ type graphScratch struct {
 	// walk keeps the candidates in the walk's order when a request asks
 	// to explain (their Parent indexes refer to it).
 	walk []traverse.Candidate
-	// perSeed counts the block's lines per seed (the spread).
-	perSeed []seedCount
-	blk     blockBuf // the block being rendered
-	ln      lineBuf  // the entry being rendered
+	// order is the spread's scratch: candidate indexes by seed.
+	order []int32
+	blk   blockBuf // the block being rendered
+	ln    lineBuf  // the entry being rendered
 }
 
 func (c *Composer) scratch() *graphScratch {
@@ -245,7 +247,8 @@ func (c *Composer) prepareGraph(ctx context.Context, v *engine.View, req GraphRe
 	var err error
 	sc.qs.freqs.Docs = 0
 	sc.seeds, _, err = c.Index.Search(ctx, sc.seeds, index.Query{Text: req.QueryText, Org: req.Scope.Org,
-		Project: req.Scope.Project, Allow: allow, K: req.TopK * seedPool, Vector: sc.qv, TextDepth: textDepth, TextHits: &sc.qs.hits, Freqs: &sc.qs.freqs, Scores: true})
+		Project: req.Scope.Project, Allow: allow, K: req.TopK * seedPool, Vector: sc.qv, TextDepth: textDepth, VectorDepth: max(3*req.TopK, 30),
+		TextHits: &sc.qs.hits, Freqs: &sc.qs.freqs, Scores: true})
 	t1 := time.Now()
 	out.Timings.SeedMs = ms(t1.Sub(t0))
 	if err != nil {
@@ -260,6 +263,7 @@ func (c *Composer) prepareGraph(ctx context.Context, v *engine.View, req GraphRe
 	sc.tseeds = c.calibrate(v, sc.seeds, req.TopK, &sc.qs, sc.tseeds)
 	out.Seeds = len(sc.tseeds)
 	sc.cands = traverse.Expand(v, sc.tseeds, opts, sc.cands)
+	spread(sc, spreadRate(sc.tseeds))
 	out.Timings.ExpandMs = ms(time.Since(t1))
 	out.Candidates = len(sc.cands)
 	return nil
@@ -299,26 +303,56 @@ func (c *Composer) attachProvenance(out *GraphBlock) {
 	}
 }
 
-// seedCount is how many lines of a block came from one seed.
-type seedCount struct {
-	seed uint32
-	n    int
-}
-
-// maxSpreadRate is how much each line a seed already has lowers its next
-// ones when the two best seeds tie: the k-th line of a seed counts
-// 1/(1 + rate × (k-1)), with rate = maxSpreadRate × (second best seed
-// score / best seed score). When one seed stands out (a name the query
-// spells out), its neighbourhood keeps the block; when several match
-// about as well, each gets its best lines in.
+// maxSpreadRate shares a block's budget among seeds: a seed's k-th best
+// candidate counts 1/(1 + rate × (k-1)), with rate = maxSpreadRate ×
+// (second best seed score / best seed score). When one seed stands out (a
+// name the query spells out), its neighbourhood keeps the block; when
+// several match about as well, each gets its best lines in, instead of
+// the first filling the block with its weaker ones.
 const maxSpreadRate = 0.15
 
 // spreadRate is the request's rate (see maxSpreadRate).
-func (c *Composer) spreadRate(sc *graphScratch) float64 {
-	if len(sc.tseeds) < 2 || !(sc.tseeds[0].Score > 0) {
+func spreadRate(seeds []traverse.Seed) float64 {
+	if len(seeds) < 2 || !(seeds[0].Score > 0) {
 		return 0
 	}
-	return maxSpreadRate * min(sc.tseeds[1].Score/sc.tseeds[0].Score, 1)
+	return maxSpreadRate * min(seeds[1].Score/seeds[0].Score, 1)
+}
+
+// spread applies the seeds' budget sharing to sc.cands (see
+// maxSpreadRate): each candidate's importance is divided by
+// spreadFactorOf(rate, its rank among its seed's candidates), and the
+// rank is kept in Spread for explain. Ranks order by importance, then
+// hop, then edge id, so the result is deterministic.
+func spread(sc *graphScratch, rate float64) {
+	if rate <= 0 || len(sc.cands) == 0 {
+		return
+	}
+	cs := sc.cands
+	sc.order = sc.order[:0]
+	for i := range cs {
+		sc.order = append(sc.order, int32(i))
+	}
+	slices.SortFunc(sc.order, func(a, b int32) int {
+		x, y := &cs[a], &cs[b]
+		if x.Seed != y.Seed {
+			return cmp.Compare(x.Seed, y.Seed)
+		}
+		if traverse.Less(x, y) {
+			return -1
+		}
+		return 1
+	})
+	rank, prev := 0, uint32(0)
+	for i, ci := range sc.order {
+		c := &cs[ci]
+		if i == 0 || c.Seed != prev {
+			rank, prev = 0, c.Seed
+		}
+		c.Importance /= spreadFactorOf(rate, rank)
+		c.Spread = uint16(min(rank, math.MaxUint16))
+		rank++
+	}
 }
 
 // spreadFactorOf divides the importance of a seed's line when the block
@@ -380,37 +414,6 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		dst, _ := c.nameLens.get(cand.Dst, v.NodeName)
 		return lineOverhead + src + esc + rel + dst
 	}
-	// The budget is spread among seeds: each line a seed already has in
-	// the block lowers the next ones of that seed (spread), so one seed
-	// does not fill the block while the best keeps most of it. The factor
-	// only falls as the block grows, so a lazy greedy pick (re-rank a
-	// candidate whose factor fell, take it when it still leads) takes
-	// lines in order of their spread importance.
-	sc.perSeed = sc.perSeed[:0]
-	taken := func(seed uint32) int {
-		for _, p := range sc.perSeed {
-			if p.seed == seed {
-				return p.n
-			}
-		}
-		return 0
-	}
-	rate := c.spreadRate(sc)
-	next := func(r *traverse.Ranker) (traverse.Candidate, bool) {
-		for {
-			cand, ok := r.Next()
-			if !ok {
-				return cand, ok
-			}
-			k := taken(cand.Seed)
-			if k == int(cand.Spread) {
-				return cand, true
-			}
-			cand.Importance *= spreadFactorOf(rate, int(cand.Spread)) / spreadFactorOf(rate, k)
-			cand.Spread = uint16(min(k, math.MaxUint16))
-			r.Push(cand)
-		}
-	}
 	// add checks the policy on both endpoints, then renders the line.
 	add := func(cand *traverse.Candidate, n int) {
 		if !allow(cand.Src) || !allow(cand.Dst) {
@@ -426,12 +429,6 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 			return
 		}
 		bb.add(ln.b, m-1)
-		i := slices.IndexFunc(sc.perSeed, func(p seedCount) bool { return p.seed == cand.Seed })
-		if i < 0 {
-			sc.perSeed = append(sc.perSeed, seedCount{seed: cand.Seed})
-			i = len(sc.perSeed) - 1
-		}
-		sc.perSeed[i].n++
 		out.Triplets = append(out.Triplets, GraphTriplet{
 			SourceEntity: ln.plain(s), Relationship: ln.plain(r), TargetEntity: ln.plain(d), RelevanceScore: 1 - cand.Importance,
 			SourceNodeID: v.NodeID(cand.Src), TargetNodeID: v.NodeID(cand.Dst), Edge: cand.Edge, Src: cand.Src, Dst: cand.Dst,
@@ -440,7 +437,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	}
 	r := traverse.NewRanker(sc.cands)
 	for bb.runes+minLine <= limit {
-		cand, ok := next(&r)
+		cand, ok := r.Next()
 		if !ok {
 			break
 		}
@@ -459,12 +456,23 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		}
 		tail := traverse.NewRanker(fit)
 		for bb.runes+minLine <= limit {
-			t, ok := next(&tail)
+			t, ok := tail.Next()
 			if !ok {
 				break
 			}
 			if n := lineLen(&t); bb.runes+n <= limit {
 				add(&t, n)
+				// The room shrank again: drop what no longer fits rather
+				// than pop it later.
+				room := limit - bb.runes
+				rest := tail.Rest()
+				fit := rest[:0]
+				for i := range rest {
+					if lineLen(&rest[i]) <= room {
+						fit = append(fit, rest[i])
+					}
+				}
+				tail = traverse.NewRanker(fit)
 			}
 		}
 		break
@@ -500,7 +508,7 @@ func (c *Composer) explain(v *engine.View, sc *graphScratch, out *GraphBlock) {
 		cd := &out.Triplets[i].cand
 		p := &ScoreParts{Importance: cd.Importance, Hop: int(cd.Hop), HopDecay: math.Pow(decay, float64(cd.Hop)-1),
 			SeedScore: float64(cd.SeedScore), QueryMatch: float64(cd.Match), Hub: float64(cd.HubF), Weight: float64(cd.WeightF),
-			Spread: 1 / spreadFactorOf(c.spreadRate(sc), int(cd.Spread))}
+			Spread: 1 / spreadFactorOf(spreadRate(sc.tseeds), int(cd.Spread))}
 		if v.Live(cd.Seed) {
 			p.Seed, p.SeedNodeID = v.NodeName(cd.Seed), v.NodeID(cd.Seed)
 		}

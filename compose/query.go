@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	porter "github.com/blevesearch/go-porterstemmer"
 
@@ -245,7 +246,7 @@ func (c *Composer) buildQuery(v *engine.View, q string, sc *queryScratch) *trave
 		if !v.Live(h.ID) {
 			continue
 		}
-		if m := sc.words.mask(nameStems(v.NodeName(h.ID))); m != 0 {
+		if m := sc.words.mask(c.nameStems.get(h.ID, v.NodeName)); m != 0 {
 			sc.q.Nodes = append(sc.q.Nodes, traverse.NodeMask{Node: h.ID, Mask: m})
 		}
 	}
@@ -311,7 +312,7 @@ func (c *Composer) calibrate(v *engine.View, hits []fuse.Ranked, k int, sc *quer
 			continue
 		}
 		name := v.NodeName(h.ID)
-		stems := nameStems(name)
+		stems := c.nameStems.get(h.ID, v.NodeName)
 		if len(sc.words.stems) == 0 || len(stems) == 0 {
 			continue
 		}
@@ -373,4 +374,48 @@ func containsRun(toks, run []string) bool {
 		}
 	}
 	return false
+}
+
+// stemCache remembers nameStems of node names by dense id: the walk asks
+// for the names of a few hundred text hits per request, and stemming is
+// the costly part. A node's name never changes and ids are never reused,
+// so an entry never goes stale; memory grows with the nodes queries touch
+// (a few dozen bytes each). Reads are lock-free; a miss computes and
+// stores (racing writers store equal values).
+type stemCache struct {
+	mu     sync.Mutex // serialises growth
+	chunks atomic.Pointer[[]*stemChunk]
+}
+
+type stemChunk [1 << lenChunkBits]atomic.Pointer[[]string]
+
+func (c *stemCache) get(id uint32, name func(uint32) string) []string {
+	ci, off := int(id>>lenChunkBits), id&(1<<lenChunkBits-1)
+	if cs := c.chunks.Load(); cs != nil && ci < len(*cs) {
+		if ch := (*cs)[ci]; ch != nil {
+			if p := ch[off].Load(); p != nil {
+				return *p
+			}
+		}
+	}
+	st := nameStems(name(id))
+	c.chunk(ci)[off].Store(&st)
+	return st
+}
+
+func (c *stemCache) chunk(ci int) *stemChunk {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var cs []*stemChunk
+	if p := c.chunks.Load(); p != nil {
+		cs = *p
+	}
+	if ci < len(cs) && cs[ci] != nil {
+		return cs[ci]
+	}
+	grown := make([]*stemChunk, max(len(cs), ci+1))
+	copy(grown, cs)
+	grown[ci] = new(stemChunk)
+	c.chunks.Store(&grown)
+	return grown[ci]
 }

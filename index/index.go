@@ -244,8 +244,10 @@ type Query struct {
 	Scores bool
 	// TextDepth, when larger than the rankings' depth (max(3K, 30), or
 	// Options.ListDepth), is how deep the text ranking is read (for
-	// TextHits; fusion still uses the top of it).
-	TextDepth int
+	// TextHits; fusion still uses the top of it). VectorDepth, when
+	// positive, is how deep the vector ranking is read instead (a caller
+	// that rescores a wide fused pool need not widen the HNSW search).
+	TextDepth, VectorDepth int
 	// TextHits, when set, receives the text ranking as read (best first,
 	// BM25 scores): callers that score candidates against the query use
 	// it to know which nodes match query words. Appended to (*TextHits)[:0].
@@ -325,7 +327,11 @@ func (ix *Index) search(ctx context.Context, sp *space, dst []fuse.Ranked, q Que
 			}
 			qv = sc.qv
 		}
-		sc.vhits = sp.vec.Search(sc.vhits, qv, depth, hnsw.SearchOptions{Allow: q.Allow})
+		vdepth := depth
+		if q.VectorDepth > 0 {
+			vdepth = q.VectorDepth
+		}
+		sc.vhits = sp.vec.Search(sc.vhits, qv, vdepth, hnsw.SearchOptions{Allow: q.Allow})
 	}
 	sc.vlist = sc.vlist[:0]
 	minSim := ix.opts.MinSimilarity

@@ -56,14 +56,12 @@ func Expand(v *engine.View, seeds []Seed, opts Options, dst []Candidate) []Candi
 
 // slot is the walk's per-node state, valid for one call when its stamp
 // equals the scratch's epoch: whether the node entered the walk (epoch),
-// the frontier round it last ended a path in, its best seed score (depth
-// 0), and the query words its name matches (qstamp, qmask).
+// the frontier round it last ended a path in, and its best seed score
+// (depth 0).
 type slot struct {
-	epoch  uint32
-	round  uint32
-	qstamp uint32
-	reach  float64
-	qmask  uint64
+	epoch uint32
+	round uint32
+	reach float64
 }
 
 type scratch struct {
@@ -74,6 +72,7 @@ type scratch struct {
 	table   candTable
 	paths   []path // the current hop's paths
 	next    []path // the next hop's
+	masks   maskSet
 }
 
 var pool = sync.Pool{New: func() any { return &scratch{} }}

@@ -68,6 +68,7 @@ type path struct {
 	prev   uint32 // the node before node (a seed's own id for seeds)
 	origin uint32 // its seed
 	mask   uint64
+	w      float64 // the weight of mask's words
 	score  float64
 	seed   float64 // σ of its seed
 	hub    float64 // product of the hub factors of the nodes passed through
@@ -130,11 +131,12 @@ func (sc *scratch) expandQuery(v *engine.View, seeds []Seed, o Options, q *Query
 		}
 		return s
 	}
-	f := func(m uint64) float64 {
+	// f is F of a mask whose words weigh w.
+	f := func(w float64) float64 {
 		if total <= 0 {
 			return 1
 		}
-		return floor + (1-floor)*min(weight(m)/total, 1)
+		return floor + (1-floor)*min(w/total, 1)
 	}
 	all := uint64(0)
 	if n := len(q.Weights); n >= 64 {
@@ -142,23 +144,15 @@ func (sc *scratch) expandQuery(v *engine.View, seeds []Seed, o Options, q *Query
 	} else {
 		all = 1<<uint(n) - 1
 	}
-	// Node masks, stamped into the slots by epoch.
+	// Node masks: a small hash table (a few hundred nodes match query
+	// words), asked for every edge the walk looks at; it stays in cache
+	// where the per-node slots would not.
 	ep := sc.epoch
+	sc.masks.reset(len(q.Nodes))
 	for _, nm := range q.Nodes {
-		if int(nm.Node) < len(sc.slots) {
-			sl := &sc.slots[nm.Node]
-			if sl.qstamp != ep {
-				sl.qstamp, sl.qmask = ep, 0
-			}
-			sl.qmask |= nm.Mask
-		}
+		sc.masks.or(nm.Node, nm.Mask)
 	}
-	nodeMask := func(n uint32) uint64 {
-		if sl := &sc.slots[n]; sl.qstamp == ep {
-			return sl.qmask
-		}
-		return 0
-	}
+	nodeMask := sc.masks.get
 	sc.table.reset(len(seeds) * o.MaxFanout * 2)
 	visit := func(n uint32) bool {
 		sl := &sc.slots[n]
@@ -189,7 +183,8 @@ seeds:
 		if !visit(s.Node) {
 			continue
 		}
-		sc.paths = append(sc.paths, path{node: s.Node, prev: s.Node, origin: s.Node, mask: nodeMask(s.Node), score: σ, seed: σ, hub: 1})
+		m := nodeMask(s.Node) & all
+		sc.paths = append(sc.paths, path{node: s.Node, prev: s.Node, origin: s.Node, mask: m, w: weight(m), score: σ, seed: σ, hub: 1})
 	}
 	frontier := sc.paths
 	sc.next = sc.next[:0]
@@ -241,14 +236,17 @@ seeds:
 					}
 					matched++
 				}
-				m := p.mask | gain
+				m, mw := p.mask, p.w
+				if gain != 0 {
+					m, mw = m|gain, mw+weight(gain)
+				}
 				hub := p.hub
 				if gain == 0 {
 					hub *= hubHere
 				}
 				wo := v.NodeWeight(other)
 				wf := (0.8 + 0.4*in.Weight) * (0.8 + 0.4*(v.NodeWeight(p.node)+wo)/2)
-				fm := f(m)
+				fm := f(mw)
 				imp := p.seed * fm * decay * hub * wf / wfMax
 				parent := int32(0)
 				if p.hops > 0 {
@@ -261,7 +259,7 @@ seeds:
 					dst[a].Importance = max(dst[a].Importance, imp)
 				}
 				if hop < o.Depth && visit(other) {
-					np := path{node: other, prev: p.node, origin: p.origin, mask: m, score: imp, seed: p.seed, hub: hub, hops: p.hops + 1, chain: p.chain}
+					np := path{node: other, prev: p.node, origin: p.origin, mask: m, w: mw, score: imp, seed: p.seed, hub: hub, hops: p.hops + 1, chain: p.chain}
 					np.chain[p.hops] = ci
 					next = append(next, np)
 				}
@@ -313,6 +311,52 @@ func comparePaths(a, b path) int {
 		return cmp.Compare(a.mask, b.mask)
 	case a.hops > 0 && b.hops > 0:
 		return cmp.Compare(a.chain[a.hops-1], b.chain[b.hops-1])
+	}
+	return 0
+}
+
+// maskSet maps node ids to query masks: open addressing, linear probing,
+// sized to at most half full, reset per walk.
+type maskSet struct {
+	keys []uint32
+	vals []uint64
+	used []bool
+	n    int
+	mask uint32
+}
+
+func (m *maskSet) reset(hint int) {
+	size := 64
+	for size < 2*hint {
+		size <<= 1
+	}
+	if len(m.keys) < size {
+		m.keys, m.vals, m.used = make([]uint32, size), make([]uint64, size), make([]bool, size)
+	} else {
+		clear(m.used[:size])
+	}
+	m.mask, m.n = uint32(size-1), 0
+}
+
+func (m *maskSet) or(k uint32, v uint64) {
+	for h := (k * 0x9E3779B1) & m.mask; ; h = (h + 1) & m.mask {
+		if !m.used[h] {
+			m.used[h], m.keys[h], m.vals[h] = true, k, v
+			m.n++
+			return
+		}
+		if m.keys[h] == k {
+			m.vals[h] |= v
+			return
+		}
+	}
+}
+
+func (m *maskSet) get(k uint32) uint64 {
+	for h := (k * 0x9E3779B1) & m.mask; m.used[h]; h = (h + 1) & m.mask {
+		if m.keys[h] == k {
+			return m.vals[h]
+		}
 	}
 	return 0
 }
