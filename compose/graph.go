@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/RoaringBitmap/roaring/v2"
+
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/index"
 	"github.com/kgctx/kgctx/index/fuse"
@@ -236,19 +238,34 @@ func (c *Composer) graphBlock(ctx context.Context, req GraphRequest, limit int) 
 	return out
 }
 
+// seeds finds the seeds of query text in scope (allow: its node bitmap)
+// into sc.tseeds, calibrated (see calibrate), and returns the walk's Query
+// (nil when the text has no content word). Every block that walks the
+// graph finds its seeds here, so they all rank alike.
+func (c *Composer) seeds(ctx context.Context, v *engine.View, text string, scope engine.Tenant, allow *roaring.Bitmap, topK int, sc *graphScratch) (*traverse.Query, error) {
+	sc.qs.freqs.Docs = 0
+	var err error
+	sc.seeds, _, err = c.Index.Search(ctx, sc.seeds, index.Query{Text: text, Org: scope.Org,
+		Project: scope.Project, Allow: allow, K: topK * seedPool, Vector: sc.qv, TextDepth: textDepth, VectorDepth: max(3*topK, 30),
+		TextHits: &sc.qs.hits, Freqs: &sc.qs.freqs, Scores: true})
+	if err != nil {
+		sc.tseeds = sc.tseeds[:0]
+		return nil, err
+	}
+	q := c.buildQuery(v, text, &sc.qs)
+	sc.tseeds = c.calibrate(v, sc.seeds, topK, &sc.qs, sc.tseeds)
+	return q, nil
+}
+
 // prepareGraph finds the seeds and expands them into sc.cands.
 func (c *Composer) prepareGraph(ctx context.Context, v *engine.View, req GraphRequest, sc *graphScratch, out *GraphBlock) error {
 	t0 := time.Now()
-	sc.cands = sc.cands[:0]
+	sc.cands, sc.tseeds = sc.cands[:0], sc.tseeds[:0]
 	allow := v.ScopeNodes(req.Scope)
 	if allow == nil {
 		return nil
 	}
-	var err error
-	sc.qs.freqs.Docs = 0
-	sc.seeds, _, err = c.Index.Search(ctx, sc.seeds, index.Query{Text: req.QueryText, Org: req.Scope.Org,
-		Project: req.Scope.Project, Allow: allow, K: req.TopK * seedPool, Vector: sc.qv, TextDepth: textDepth, VectorDepth: max(3*req.TopK, 30),
-		TextHits: &sc.qs.hits, Freqs: &sc.qs.freqs, Scores: true})
+	q, err := c.seeds(ctx, v, req.QueryText, req.Scope, allow, req.TopK, sc)
 	t1 := time.Now()
 	out.Timings.SeedMs = ms(t1.Sub(t0))
 	if err != nil {
@@ -259,8 +276,7 @@ func (c *Composer) prepareGraph(ctx context.Context, v *engine.View, req GraphRe
 	if req.Depth == 0 {
 		opts.Depth = traverse.DepthZero
 	}
-	opts.Query = c.buildQuery(v, req.QueryText, &sc.qs)
-	sc.tseeds = c.calibrate(v, sc.seeds, req.TopK, &sc.qs, sc.tseeds)
+	opts.Query = q
 	out.Seeds = len(sc.tseeds)
 	sc.cands = traverse.Expand(v, sc.tseeds, opts, sc.cands)
 	spread(sc, spreadRate(sc.tseeds))

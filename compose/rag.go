@@ -138,7 +138,7 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 		var obsIDs []uint32
 		var obsScores []float64
 		if allow := v.ScopeObservations(req.Scope); allow != nil {
-			hits, _, err := c.Index.SearchObservations(ctx, nil, index.Query{Text: req.QueryText, Org: req.Scope.Org,
+			hits, _, err := c.Index.SearchObservations(ctx, nil, index.Query{Text: req.QueryText, Org: req.Scope.Org, Scores: true,
 				Project: req.Scope.Project, Allow: allow, K: req.TopK, Vector: sc.qv})
 			if err != nil {
 				return err
@@ -162,21 +162,24 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 				out.Semantic = append(out.Semantic, RAGSemantic{Kind: "observation", ID: v.ObsID(id), Content: contents[i], Score: obsScores[i]})
 			}
 		}
+		var query *traverse.Query
+		sc.tseeds = sc.tseeds[:0]
 		if allow := v.ScopeNodes(req.Scope); allow != nil {
-			sc.seeds, _, err = c.Index.Search(ctx, sc.seeds, index.Query{Text: req.QueryText, Org: req.Scope.Org,
-				Project: req.Scope.Project, Allow: allow, K: req.TopK, Vector: sc.qv})
-			if err != nil {
+			// The same seeds (calibrated) and the same query-aware walk
+			// as the graph block.
+			if query, err = c.seeds(ctx, v, req.QueryText, req.Scope, allow, req.TopK, sc); err != nil {
 				return err
 			}
-			sc.tseeds = sc.tseeds[:0]
-			for _, h := range sc.seeds {
-				if !allowNode(h.ID) {
+			kept := sc.tseeds[:0]
+			for _, h := range sc.tseeds {
+				if !allowNode(h.Node) {
 					continue
 				}
-				nodeHits = append(nodeHits, h.ID)
-				sc.tseeds = append(sc.tseeds, traverse.Seed{Node: h.ID, Score: h.Score})
-				out.Semantic = append(out.Semantic, RAGSemantic{Kind: "node", ID: v.NodeID(h.ID), Content: nodeContent(v, h.ID), Score: h.Score})
+				nodeHits = append(nodeHits, h.Node)
+				kept = append(kept, h)
+				out.Semantic = append(out.Semantic, RAGSemantic{Kind: "node", ID: v.NodeID(h.Node), Content: nodeContent(v, h.Node), Score: h.Score})
 			}
+			sc.tseeds = kept
 		}
 		slices.SortStableFunc(out.Semantic, func(a, b RAGSemantic) int {
 			switch {
@@ -203,6 +206,7 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 		opts := c.Expand
 		opts.Depth = req.MaxTraversalDepth
 		opts.Rels = rels
+		opts.Query = query
 		sc.cands = traverse.Expand(v, sc.tseeds, opts, sc.cands)
 		seeds := map[uint32]bool{}
 		for _, s := range sc.tseeds {
