@@ -29,6 +29,8 @@ type graphContextRequest struct {
 	BudgetTokens      *int         `json:"budgetTokens"`
 	TopK              *int         `json:"topK"`
 	NeighborhoodDepth *int         `json:"neighborhoodDepth"`
+	// Explain adds each triplet's score parts ("explain" in the triplets).
+	Explain bool `json:"explain"`
 }
 
 // principal builds the Cedar principal of a request: the token decides the
@@ -69,6 +71,7 @@ func (s *Server) handleGraphContext(c echo.Context) error {
 		BudgetTokens: intOr(req.BudgetTokens, compose.DefaultBudgetTokens),
 		TopK:         intOr(req.TopK, compose.DefaultTopK),
 		Depth:        intOr(req.NeighborhoodDepth, compose.DefaultDepth),
+		Explain:      req.Explain,
 	}
 	b, err := s.app.Composer.GraphBlock(c.Request().Context(), greq)
 	if err != nil {
@@ -87,6 +90,7 @@ type ragRequestJSON struct {
 	MaxTraversalDepth   *int         `json:"maxTraversalDepth"`
 	MaxExpansionResults *int         `json:"maxExpansionResults"`
 	Predicates          []string     `json:"predicates"`
+	Explain             bool         `json:"explain"`
 }
 
 // scopeOf checks a body's identity and scope against the token.
@@ -125,7 +129,7 @@ func (s *Server) handleRAG(c echo.Context) error {
 	r := compose.RAGRequest{Identity: principal(tok, req.Identity.AgentID, scope.Org, req.Identity.ProjectID), Scope: scope,
 		QueryText: req.QueryText, BudgetTokens: intOr(req.BudgetTokens, compose.DefaultBudgetTokens), TopK: intOr(req.TopK, compose.DefaultRAGTopK),
 		MaxTraversalDepth: intOr(req.MaxTraversalDepth, compose.DefaultTraversalDepth), MaxExpansionResults: intOr(req.MaxExpansionResults, compose.DefaultExpansionResults),
-		Predicates: req.Predicates}
+		Predicates: req.Predicates, Explain: req.Explain}
 	b, err := s.app.Composer.RAG(c.Request().Context(), r)
 	if err != nil {
 		return err

@@ -142,6 +142,7 @@ type sessionRequestJSON struct {
 	CrossProjectTransfer *struct {
 		Enabled bool `json:"enabled"`
 	} `json:"crossProjectTransfer"`
+	Explain bool `json:"explain"`
 }
 
 func (s *Server) handleSessionContext(c echo.Context) error {
@@ -165,6 +166,7 @@ func (s *Server) handleSessionContext(c echo.Context) error {
 	if req.CrossProjectTransfer != nil {
 		sr.CrossProjectTransfer = req.CrossProjectTransfer.Enabled
 	}
+	sr.Explain = req.Explain
 	b, err := s.app.Composer.SessionBlock(c.Request().Context(), sr)
 	if err != nil {
 		return err

@@ -226,7 +226,7 @@ func (c *Composer) graphBlock(ctx context.Context, req GraphRequest, limit int) 
 		}
 		c.renderGraph(v, req.Identity, sc, out, limit)
 		if req.Explain {
-			c.explain(v, sc, out)
+			c.explain(v, sc, out.Triplets)
 		}
 		return nil
 	})
@@ -510,9 +510,16 @@ func (c *Composer) log() *slog.Logger {
 
 func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 
-// explain fills the score parts of out's triplets from the walk's records
-// (sc.walk, in the walk's order) and the seeds' calibration.
-func (c *Composer) explain(v *engine.View, sc *graphScratch, out *GraphBlock) {
+// explain fills the score parts of ts from the walk's records (sc.walk,
+// the candidates in the walk's order) and the seeds' calibration.
+func (c *Composer) explain(v *engine.View, sc *graphScratch, ts []GraphTriplet) {
+	for i := range ts {
+		ts[i].Explain = c.scoreParts(v, sc, &ts[i].cand)
+	}
+}
+
+// scoreParts explains one candidate (see explain).
+func (c *Composer) scoreParts(v *engine.View, sc *graphScratch, cd *traverse.Candidate) *ScoreParts {
 	decay := c.Expand.HopDecay
 	if decay == 0 {
 		decay = traverse.DefaultHopDecay
@@ -520,8 +527,7 @@ func (c *Composer) explain(v *engine.View, sc *graphScratch, out *GraphBlock) {
 	line := func(cd *traverse.Candidate) string {
 		return Sanitize(v.NodeName(cd.Src), MaxNameRunes) + " → " + Sanitize(v.RelName(cd.Rel), MaxNameRunes) + " → " + Sanitize(v.NodeName(cd.Dst), MaxNameRunes)
 	}
-	for i := range out.Triplets {
-		cd := &out.Triplets[i].cand
+	{
 		p := &ScoreParts{Importance: cd.Importance, Hop: int(cd.Hop), HopDecay: math.Pow(decay, float64(cd.Hop)-1),
 			SeedScore: float64(cd.SeedScore), QueryMatch: float64(cd.Match), Hub: float64(cd.HubF), Weight: float64(cd.WeightF),
 			Spread: 1 / spreadFactorOf(spreadRate(sc.tseeds), int(cd.Spread))}
@@ -540,6 +546,6 @@ func (c *Composer) explain(v *engine.View, sc *graphScratch, out *GraphBlock) {
 			p.Path = append(p.Path, line(&sc.walk[j-1]))
 		}
 		slices.Reverse(p.Path)
-		out.Triplets[i].Explain = p
+		return p
 	}
 }

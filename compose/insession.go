@@ -94,6 +94,9 @@ type VerbEvent struct {
 	EmittedAt       int64    `json:"emittedAt"`
 	MemoryScope     string   `json:"memoryScope"`
 	MemoryNamespace string   `json:"memoryNamespace"`
+	// Explain asks for the triplets' score parts (not in the references'
+	// VerbBusEvent; kgctx's addition).
+	Explain bool `json:"explain,omitempty"`
 }
 
 // Verb event limits.
@@ -473,7 +476,13 @@ func (in *Injector) match(ctx context.Context, ev Event, cfg InSessionConfig, de
 			if err := c.prepareGraph(ctx, v, greq, sc, g); err != nil {
 				return err
 			}
+			if ev.Explain {
+				sc.walk = append(sc.walk[:0], sc.cands...)
+			}
 			c.renderGraph(v, ev.Identity, sc, g, room)
+			if ev.Explain {
+				c.explain(v, sc, g.Triplets)
+			}
 		}
 		parts := make([]string, 0, 2)
 		if obsBlock != "" {

@@ -40,6 +40,8 @@ type RAGRequest struct {
 	MaxTraversalDepth   int // 1..4 (default 2)
 	MaxExpansionResults int // 1..100 (default 10)
 	Predicates          []string
+	// Explain asks for the expanded entries' score parts.
+	Explain bool
 }
 
 // Validate applies defaults and checks ranges.
@@ -97,6 +99,9 @@ type RAGExpanded struct {
 	Score     float64 `json:"score"`
 	NodeID    string  `json:"nodeId"`
 	OriginID  string  `json:"originId"`
+	// Explain, when asked for, says why the entry is there (the score
+	// parts of the edge that reached it).
+	Explain *ScoreParts `json:"explain,omitempty"`
 }
 
 // RAGBlock is a Graph RAG answer.
@@ -208,6 +213,9 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 		opts.Rels = rels
 		opts.Query = query
 		sc.cands = traverse.Expand(v, sc.tseeds, opts, sc.cands)
+		if req.Explain {
+			sc.walk = append(sc.walk[:0], sc.cands...)
+		}
 		seeds := map[uint32]bool{}
 		for _, s := range sc.tseeds {
 			seeds[s.Node] = true
@@ -228,8 +236,12 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 			}
 			reached[node] = true
 			// Raw names: renderRAG renders them and keeps what it shows.
-			out.Expanded = append(out.Expanded, RAGExpanded{Node: v.NodeName(node), Predicate: v.RelName(cand.Rel),
-				Origin: v.NodeName(cand.From), Score: cand.Importance, NodeID: v.NodeID(node), OriginID: v.NodeID(cand.From)})
+			e := RAGExpanded{Node: v.NodeName(node), Predicate: v.RelName(cand.Rel),
+				Origin: v.NodeName(cand.From), Score: cand.Importance, NodeID: v.NodeID(node), OriginID: v.NodeID(cand.From)}
+			if req.Explain {
+				e.Explain = c.scoreParts(v, sc, &cand)
+			}
+			out.Expanded = append(out.Expanded, e)
 		}
 		return nil
 	})

@@ -77,6 +77,8 @@ type SessionRequest struct {
 	Graph bool
 	// CrossProjectTransfer adds peer projects' observations.
 	CrossProjectTransfer bool
+	// Explain asks for the score parts of every line (SessionBlock.Explain).
+	Explain bool
 }
 
 // SessionBlock is the composed start-of-session block, with what the
@@ -93,6 +95,26 @@ type SessionBlock struct {
 	LogID             string           `json:"logId"`
 	// Gates explains what was composed: memory on, graph gated in, peers.
 	Gates SessionGates `json:"gates"`
+	// Explain, when the request asked for it, holds why each line is
+	// there: the observations' relevance, weight and score, and the graph
+	// part's triplets with their score parts.
+	Explain *SessionExplain `json:"explain,omitempty"`
+}
+
+// SessionExplain is a session block's score parts, in block order.
+type SessionExplain struct {
+	Observations []ObservationScore `json:"observations"`
+	Triplets     []GraphTriplet     `json:"triplets"`
+}
+
+// ObservationScore is why an observation is in a block: its relevance to
+// the query (fused search score, best = 1), its learnt weight, and the
+// score it was ranked by, relevance × (0.5 + weight).
+type ObservationScore struct {
+	ID        string  `json:"id"`
+	Relevance float64 `json:"relevance"`
+	Weight    float64 `json:"weight"`
+	Score     float64 `json:"score"`
 }
 
 // SessionGates records the gate decisions of one block.
@@ -252,6 +274,9 @@ func (c *Composer) composeSession(ctx context.Context, req SessionRequest, mem M
 				return err
 			}
 			sc.orig = append(sc.orig[:0], sc.cands...)
+			if req.Explain {
+				sc.walk = append(sc.walk[:0], sc.cands...)
+			}
 			c.renderGraph(v, req.Identity, sc, g, shareRoom)
 		}
 		// Observations get what the graph left.
@@ -273,6 +298,19 @@ func (c *Composer) composeSession(ctx context.Context, req SessionRequest, mem M
 		if graphOn && final > shareRoom && len(g.Triplets) < g.Candidates {
 			sc.cands = append(sc.cands[:0], sc.orig...)
 			c.renderGraph(v, req.Identity, sc, g, final)
+		}
+		if req.Explain {
+			c.explain(v, sc, g.Triplets)
+			x := &SessionExplain{Observations: []ObservationScore{}, Triplets: g.Triplets}
+			for _, id := range obsIDs {
+				for _, o := range obs {
+					if v.ObsID(o.Dense) == id {
+						x.Observations = append(x.Observations, ObservationScore{ID: id, Relevance: o.Relevance, Weight: o.Weight, Score: o.Score})
+						break
+					}
+				}
+			}
+			out.Explain = x
 		}
 		return nil
 	})
