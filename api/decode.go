@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/kgctx/kgctx/internal/suggest"
 )
 
 // decodeJSON reads the request body into v: one JSON value, nothing after
@@ -120,30 +122,9 @@ func suggestField(name string, v any) string {
 		if len(lower) >= 3 && strings.HasPrefix(ln, lower) {
 			return n
 		}
-		if d := editDistance(lower, ln); d < bestD {
+		if d := suggest.Distance(lower, ln); d < bestD {
 			best, bestD = n, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b (bytes).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

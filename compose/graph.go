@@ -417,8 +417,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	var policyTime time.Duration
 	allow := func(n uint32) bool {
 		t := time.Now()
-		ten := v.NodeTenant(n)
-		ok := pr.Allow(uint64(n), policy.Resource{Kind: policy.GraphNode, ID: v.NodeID(n), OrgID: ten.Org, ProjectID: ten.Project, Type: v.NodeType(n)})
+		ok := allowNode(pr, v, n)
 		policyTime += time.Since(t)
 		return ok
 	}

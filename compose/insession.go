@@ -442,11 +442,7 @@ func (in *Injector) match(ctx context.Context, ev Event, cfg InSessionConfig, de
 					x.Relevance = min(x.Relevance+0.2, 1)
 				}
 			}
-			if x.Relevance < cfg.MinRelevanceScore || !v.ObsLive(x.Dense) {
-				continue
-			}
-			t := v.ObsTenant(x.Dense)
-			if !pr.Allow(uint64(x.Dense), policy.Resource{Kind: policy.Observation, ID: v.ObsID(x.Dense), OrgID: t.Org, ProjectID: t.Project}) {
+			if x.Relevance < cfg.MinRelevanceScore || !allowObs(pr, v, x.Dense) {
 				continue
 			}
 			x.Score = FeedbackScore(x.Relevance, x.Weight)

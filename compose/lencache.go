@@ -11,10 +11,7 @@ import (
 // changes (the engine never reuses ids, and re-imports only add aliases),
 // so an entry never goes stale. Reads are lock-free; a miss computes the
 // length and stores it (racing writers store the same value).
-type lenCache struct {
-	mu     sync.Mutex // serialises growth
-	chunks atomic.Pointer[[]*lenChunk]
-}
+type lenCache struct{ chunks chunked[lenChunk] }
 
 const lenChunkBits = 12
 
@@ -25,34 +22,48 @@ type lenChunk [1 << lenChunkBits]atomic.Int32 // length<<1 | escape, plus 1; 0 =
 // cache miss this avoids).
 func (c *lenCache) get(id uint32, name func(uint32) string) (runes, escape int) {
 	ci, off := int(id>>lenChunkBits), id&(1<<lenChunkBits-1)
-	if cs := c.chunks.Load(); cs != nil && ci < len(*cs) {
-		if ch := (*cs)[ci]; ch != nil {
-			if v := ch[off].Load(); v != 0 {
-				return int(v-1) >> 1, int(v-1) & 1
-			}
+	if ch := c.chunks.load(ci); ch != nil {
+		if v := ch[off].Load(); v != 0 {
+			return int(v-1) >> 1, int(v-1) & 1
 		}
 	}
 	n, esc := textLen(name(id), MaxNameRunes)
 	if esc {
 		escape = 1
 	}
-	c.chunk(ci)[off].Store(int32(n<<1|escape) + 1)
+	c.chunks.chunk(ci)[off].Store(int32(n<<1|escape) + 1)
 	return n, escape
 }
 
-func (c *lenCache) chunk(ci int) *lenChunk {
+// chunked is a growable array of chunks C, indexed by id >> lenChunkBits:
+// lock-free to read, growth serialised. Caches keyed by dense id use it.
+type chunked[C any] struct {
+	mu     sync.Mutex // serialises growth
+	chunks atomic.Pointer[[]*C]
+}
+
+// load returns chunk ci, or nil when it does not exist yet.
+func (c *chunked[C]) load(ci int) *C {
+	if cs := c.chunks.Load(); cs != nil && ci < len(*cs) {
+		return (*cs)[ci]
+	}
+	return nil
+}
+
+// chunk returns chunk ci, creating it (and growing the array) if needed.
+func (c *chunked[C]) chunk(ci int) *C {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var cs []*lenChunk
+	var cs []*C
 	if p := c.chunks.Load(); p != nil {
 		cs = *p
 	}
 	if ci < len(cs) && cs[ci] != nil {
 		return cs[ci]
 	}
-	grown := make([]*lenChunk, max(len(cs), ci+1))
+	grown := make([]*C, max(len(cs), ci+1))
 	copy(grown, cs)
-	grown[ci] = new(lenChunk)
+	grown[ci] = new(C)
 	c.chunks.Store(&grown)
 	return grown[ci]
 }

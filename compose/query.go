@@ -382,40 +382,18 @@ func containsRun(toks, run []string) bool {
 // so an entry never goes stale; memory grows with the nodes queries touch
 // (a few dozen bytes each). Reads are lock-free; a miss computes and
 // stores (racing writers store equal values).
-type stemCache struct {
-	mu     sync.Mutex // serialises growth
-	chunks atomic.Pointer[[]*stemChunk]
-}
+type stemCache struct{ chunks chunked[stemChunk] }
 
 type stemChunk [1 << lenChunkBits]atomic.Pointer[[]string]
 
 func (c *stemCache) get(id uint32, name func(uint32) string) []string {
 	ci, off := int(id>>lenChunkBits), id&(1<<lenChunkBits-1)
-	if cs := c.chunks.Load(); cs != nil && ci < len(*cs) {
-		if ch := (*cs)[ci]; ch != nil {
-			if p := ch[off].Load(); p != nil {
-				return *p
-			}
+	if ch := c.chunks.load(ci); ch != nil {
+		if p := ch[off].Load(); p != nil {
+			return *p
 		}
 	}
 	st := nameStems(name(id))
-	c.chunk(ci)[off].Store(&st)
+	c.chunks.chunk(ci)[off].Store(&st)
 	return st
-}
-
-func (c *stemCache) chunk(ci int) *stemChunk {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var cs []*stemChunk
-	if p := c.chunks.Load(); p != nil {
-		cs = *p
-	}
-	if ci < len(cs) && cs[ci] != nil {
-		return cs[ci]
-	}
-	grown := make([]*stemChunk, max(len(cs), ci+1))
-	copy(grown, cs)
-	grown[ci] = new(stemChunk)
-	c.chunks.Store(&grown)
-	return grown[ci]
 }

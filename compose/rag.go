@@ -135,10 +135,6 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 		}
 		pr := c.PEP.NewRequest(req.Identity, policy.VerbRead)
 		defer pr.Release()
-		allowNode := func(n uint32) bool {
-			t := v.NodeTenant(n)
-			return pr.Allow(uint64(n), policy.Resource{Kind: policy.GraphNode, ID: v.NodeID(n), OrgID: t.Org, ProjectID: t.Project, Type: v.NodeType(n)})
-		}
 		// Phase 1: observations and nodes, fused scores, Cedar-checked.
 		var obsIDs []uint32
 		var obsScores []float64
@@ -148,11 +144,8 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 			if err != nil {
 				return err
 			}
-			opr := c.PEP.NewRequest(req.Identity, policy.VerbRead)
-			defer opr.Release()
 			for _, h := range hits {
-				t := v.ObsTenant(h.ID)
-				if opr.Allow(uint64(h.ID), policy.Resource{Kind: policy.Observation, ID: v.ObsID(h.ID), OrgID: t.Org, ProjectID: t.Project}) {
+				if allowObs(pr, v, h.ID) {
 					obsIDs = append(obsIDs, h.ID)
 					obsScores = append(obsScores, h.Score)
 				}
@@ -177,7 +170,7 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 			}
 			kept := sc.tseeds[:0]
 			for _, h := range sc.tseeds {
-				if !allowNode(h.Node) {
+				if !allowNode(pr, v, h.Node) {
 					continue
 				}
 				nodeHits = append(nodeHits, h.Node)
@@ -231,7 +224,7 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 			if node == cand.From {
 				node = cand.Src
 			}
-			if seeds[node] || reached[node] || !allowNode(node) || !allowNode(cand.From) {
+			if seeds[node] || reached[node] || !allowNode(pr, v, node) || !allowNode(pr, v, cand.From) {
 				continue
 			}
 			reached[node] = true

@@ -411,11 +411,7 @@ func (c *Composer) observationCandidates(ctx context.Context, v *engine.View, re
 			return nil, err
 		}
 		for _, h := range hits {
-			if !v.ObsLive(h.ID) {
-				continue
-			}
-			t := v.ObsTenant(h.ID)
-			if !pr.Allow(uint64(h.ID), policy.Resource{Kind: policy.Observation, ID: v.ObsID(h.ID), OrgID: t.Org, ProjectID: t.Project}) {
+			if !allowObs(pr, v, h.ID) {
 				continue
 			}
 			w := v.ObsWeight(h.ID)

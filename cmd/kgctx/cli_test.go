@@ -147,23 +147,6 @@ func TestSuggestions(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		d    int
-	}{
-		{"", "", 0}, {"a", "", 1}, {"", "abc", 3}, {"kitten", "sitting", 3}, {"improt", "import", 1},
-		{"stat", "stats", 1}, {"status", "stats", 1}, {"stat", "status", 2}, {"projet", "project", 1}, {"abc", "abc", 0}, {"ab", "ba", 1},
-	} {
-		if got := editDistance(c.a, c.b); got != c.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.d)
-		}
-		if got := editDistance(c.b, c.a); got != c.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", c.b, c.a, got, c.d)
-		}
-	}
-}
-
 // TestRequiredFlagsNamed: leaving out a required flag names it plainly
 // (not the validation error of an empty id), exit 2, and creates nothing.
 // Table-driven over every leaf of the tree.

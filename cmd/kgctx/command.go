@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/kgctx/kgctx/internal/suggest"
 )
 
 // command is one verb of the CLI. A group (kgctx itself, graph, token) has
@@ -106,10 +107,10 @@ func (c *command) dispatch(ctx context.Context, path string, args []string, stdo
 		msg := fmt.Sprintf("unknown %s %q", what, args[0])
 		if strings.HasPrefix(args[0], "-") {
 			msg = fmt.Sprintf("name a %s first, got the flag %s", what, args[0])
-			if path == "kgctx" && suggest(strings.TrimLeft(args[0], "-"), []string{"version"}) != "" {
+			if path == "kgctx" && suggest.Nearest(strings.TrimLeft(args[0], "-"), []string{"version"}) != "" {
 				msg += "; did you mean --version?"
 			}
-		} else if s := suggest(args[0], names); s != "" {
+		} else if s := suggest.Nearest(args[0], names); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		} else {
 			msg += " (" + strings.Join(names, ", ") + ")"
@@ -270,7 +271,7 @@ func flagError(fs *flag.FlagSet, err error) string {
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 		out := "unknown flag " + flagName(m[1])
-		if s := suggest(m[1], names); s != "" {
+		if s := suggest.Nearest(m[1], names); s != "" {
 			out += "; did you mean " + flagName(s) + "?"
 		}
 		return out
@@ -279,51 +280,4 @@ func flagError(fs *flag.FlagSet, err error) string {
 		m := flagRefRE.FindStringSubmatch(s)
 		return m[1] + " " + flagName(m[2])
 	})
-}
-
-// suggest returns the candidate nearest to got by edit distance when it is
-// close enough to be a likely typo (at most a third of got's length, and
-// at least one edit, away), preferring the first in sorted order on ties;
-// "" otherwise.
-func suggest(got string, candidates []string) string {
-	sorted := append([]string(nil), candidates...)
-	sort.Strings(sorted)
-	best, bestD := "", -1
-	for _, c := range sorted {
-		if d := editDistance(strings.ToLower(got), strings.ToLower(c)); bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
-	limit := max(1, len(got)/3)
-	if best == "" || bestD > limit || bestD >= len(got) {
-		return ""
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, by bytes
-// (flag and command names are ASCII), with adjacent transpositions
-// counting as one edit ("improt" is one typo away from "import").
-func editDistance(a, b string) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }

@@ -1,0 +1,56 @@
+// Package suggest finds the name a typo probably meant: the CLI's unknown
+// commands and flags, the API's unknown JSON fields. It sits in internal,
+// below every other folder, so both can share it.
+package suggest
+
+import (
+	"sort"
+	"strings"
+)
+
+// Nearest returns the candidate nearest to got by Distance, compared
+// case-insensitively, when it is close enough to be a likely typo: at
+// most a third of got's length (and at least one edit) away. Ties go to
+// the first in sorted order. "" when none is close.
+func Nearest(got string, candidates []string) string {
+	sorted := append([]string(nil), candidates...)
+	sort.Strings(sorted)
+	best, bestD := "", -1
+	for _, c := range sorted {
+		if d := Distance(strings.ToLower(got), strings.ToLower(c)); bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	limit := max(1, len(got)/3)
+	if best == "" || bestD > limit || bestD >= len(got) {
+		return ""
+	}
+	return best
+}
+
+// Distance is the Levenshtein distance between a and b, by bytes (names
+// are ASCII), with adjacent transpositions counting as one edit ("improt"
+// is one typo away from "import").
+func Distance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
