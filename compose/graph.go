@@ -1,7 +1,6 @@
 package compose
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -56,7 +55,7 @@ type Composer struct {
 	pool sync.Pool // *graphScratch
 
 	nameLens, relLens lenCache  // textLen by node id, by relationship id
-	relStems          relStems  // content stems by relationship id
+	relStems          stemCache // content stems of relationship names by relationship id
 	nameStems         stemCache // content stems of node names by node id
 }
 
@@ -184,10 +183,11 @@ type graphScratch struct {
 	// walk keeps the candidates in the walk's order when a request asks
 	// to explain (their Parent indexes refer to it).
 	walk []traverse.Candidate
-	// order is the spread's scratch: candidate indexes by seed.
-	order []int32
-	blk   blockBuf // the block being rendered
-	ln    lineBuf  // the entry being rendered
+	// The spread's scratch: candidate indexes grouped by seed, the groups'
+	// starts, and their fill positions.
+	order, starts, fill []int32
+	blk                 blockBuf // the block being rendered
+	ln                  lineBuf  // the entry being rendered
 }
 
 func (c *Composer) scratch() *graphScratch {
@@ -338,38 +338,61 @@ func spreadRate(seeds []traverse.Seed) float64 {
 // spread applies the seeds' budget sharing to sc.cands (see
 // maxSpreadRate): each candidate's importance is divided by
 // spreadFactorOf(rate, its rank among its seed's candidates), and the
-// rank is kept in Spread for explain. Ranks order by importance, then
-// hop, then edge id, so the result is deterministic.
+// rank is kept in Spread for explain. Ranks order by importance, then hop,
+// then edge id, so the result is deterministic. Only a seed's spreadTop
+// best are ranked one by one (no block holds more lines of one seed);
+// the rest share rank spreadTop.
 func spread(sc *graphScratch, rate float64) {
 	if rate <= 0 || len(sc.cands) == 0 {
 		return
 	}
 	cs := sc.cands
-	sc.order = sc.order[:0]
-	for i := range cs {
-		sc.order = append(sc.order, int32(i))
-	}
-	slices.SortFunc(sc.order, func(a, b int32) int {
-		x, y := &cs[a], &cs[b]
-		if x.Seed != y.Seed {
-			return cmp.Compare(x.Seed, y.Seed)
+	// Group the candidates by seed (seeds are few: a linear lookup).
+	seedOf := func(c *traverse.Candidate) int {
+		for i, s := range sc.tseeds {
+			if s.Node == c.Seed {
+				return i
+			}
 		}
-		if traverse.Less(x, y) {
+		return len(sc.tseeds)
+	}
+	groups := len(sc.tseeds) + 1
+	sc.starts = append(sc.starts[:0], make([]int32, groups+1)...)
+	for i := range cs {
+		sc.starts[seedOf(&cs[i])+1]++
+	}
+	for g := 1; g <= groups; g++ {
+		sc.starts[g] += sc.starts[g-1]
+	}
+	sc.order = append(sc.order[:0], make([]int32, len(cs))...)
+	fill := append(sc.fill[:0], sc.starts[:groups]...)
+	for i := range cs {
+		g := seedOf(&cs[i])
+		sc.order[fill[g]] = int32(i)
+		fill[g]++
+	}
+	sc.fill = fill
+	less := func(a, b int32) int {
+		if traverse.Less(&cs[a], &cs[b]) {
 			return -1
 		}
 		return 1
-	})
-	rank, prev := 0, uint32(0)
-	for i, ci := range sc.order {
-		c := &cs[ci]
-		if i == 0 || c.Seed != prev {
-			rank, prev = 0, c.Seed
+	}
+	for g := range groups {
+		grp := sc.order[sc.starts[g]:sc.starts[g+1]]
+		slices.SortFunc(grp, less)
+		for k, ci := range grp {
+			rank := min(k, spreadTop)
+			c := &cs[ci]
+			c.Importance /= spreadFactorOf(rate, rank)
+			c.Spread = uint16(rank)
 		}
-		c.Importance /= spreadFactorOf(rate, rank)
-		c.Spread = uint16(min(rank, math.MaxUint16))
-		rank++
 	}
 }
+
+// spreadTop is how many of a seed's candidates the spread ranks one by
+// one.
+const spreadTop = 256
 
 // spreadFactorOf divides the importance of a seed's line when the block
 // already holds k lines of that seed.

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	porter "github.com/blevesearch/go-porterstemmer"
@@ -175,34 +174,6 @@ func (qw *queryWords) mask(stems []string) uint64 {
 	return m
 }
 
-// relStems caches the content stems of relationship names by relationship
-// id: relationships are few and never renamed, and the walk asks for the
-// same ones on every request. Safe for concurrent use.
-type relStems struct {
-	mu    sync.RWMutex
-	stems [][]string
-	known []bool
-}
-
-func (c *relStems) get(r uint32, name func(uint32) string) []string {
-	c.mu.RLock()
-	if int(r) < len(c.known) && c.known[r] {
-		s := c.stems[r]
-		c.mu.RUnlock()
-		return s
-	}
-	c.mu.RUnlock()
-	s := nameStems(name(r))
-	c.mu.Lock()
-	for int(r) >= len(c.known) {
-		c.known = append(c.known, false)
-		c.stems = append(c.stems, nil)
-	}
-	c.stems[r], c.known[r] = s, true
-	c.mu.Unlock()
-	return s
-}
-
 // queryScratch is a request's traverse.Query and what it is built from.
 type queryScratch struct {
 	words  queryWords
@@ -225,9 +196,14 @@ type seedScore struct {
 	verbatim bool
 }
 
+// maxRelsChecked bounds the relationships a request checks against the
+// query to find the matched ones (MatchedRels); a store with more (an
+// open vocabulary of free-text relationships) skips it.
+const maxRelsChecked = 4096
+
 // textDepth is how many text hits a request reads to know which nodes'
 // names match query words.
-const textDepth = 200
+const textDepth = 100
 
 // buildQuery fills sc's traverse.Query for query text q over view v: the
 // query's words, the masks of the text hits' names, and a memo of
@@ -256,6 +232,18 @@ func (c *Composer) buildQuery(v *engine.View, q string, sc *queryScratch) *trave
 		sc.stamp = 1
 	}
 	stamp := sc.stamp
+	// The relationships the query matches, when they are few enough to
+	// check them all: hubs offer their edges beyond the scanned prefix.
+	sc.q.MatchedRels = sc.q.MatchedRels[:0]
+	if n := v.RelCount(); n <= maxRelsChecked {
+		for r := range uint32(n) {
+			if sc.words.mask(c.relStems.get(r, v.RelName)) != 0 {
+				sc.q.MatchedRels = append(sc.q.MatchedRels, r)
+			}
+		}
+	} else {
+		sc.q.MatchedRels = nil
+	}
 	sc.q.Rel = func(r uint32) uint64 {
 		if int(r) >= len(sc.relSet) {
 			n := max(int(r)+1, 2*len(sc.relSet), 64)

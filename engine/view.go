@@ -145,6 +145,21 @@ type Incident struct {
 
 const incomingBit = 1 << 31
 
+// IncidentOf returns live edge e as node n's incident edge (n must be one
+// of its endpoints; a self-loop is outgoing).
+func (v *View) IncidentOf(e, n uint32) Incident {
+	r := &v.g.edges[e]
+	in := Incident{Edge: e, Weight: r.weight, Rel: r.rel, other: r.dst}
+	if r.src != n {
+		in.other = r.src | incomingBit
+	}
+	return in
+}
+
+// RelCount is one more than the highest relationship id; ids range over
+// [0, RelCount).
+func (v *View) RelCount() int { return len(v.g.rels) }
+
 // Other is the edge's far endpoint.
 func (i Incident) Other() uint32 { return i.other &^ incomingBit }
 

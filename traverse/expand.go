@@ -73,6 +73,10 @@ type scratch struct {
 	paths   []path // the current hop's paths
 	next    []path // the next hop's
 	masks   maskSet
+	// The walk's memo of relationship masks, by relationship id.
+	relMasks []uint64
+	relSeen  []uint32
+	relStamp uint32
 }
 
 var pool = sync.Pool{New: func() any { return &scratch{} }}

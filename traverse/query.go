@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/RoaringBitmap/roaring/v2"
+
 	"github.com/kgctx/kgctx/engine"
 )
 
@@ -24,6 +26,11 @@ type Query struct {
 	// Nodes lists the nodes whose names match query words, with their
 	// masks (every other node matches none).
 	Nodes []NodeMask
+	// MatchedRels lists the relationships whose Rel mask is not empty,
+	// when the caller knows them all (nil: unknown). A node with more
+	// edges than the walk scans offers, beyond them, the edges of these
+	// relationships (found through the relationship's edge bitmap).
+	MatchedRels []uint32
 	// Floor is the score factor of a path that explains none of the query
 	// words its seed left unexplained, in (0,1] (default DefaultFloor).
 	Floor float64
@@ -58,6 +65,13 @@ const (
 	// MaxFanout because they match the query (a hub's few relevant edges
 	// among thousands).
 	maxMatchedFactor = 4
+	// A node's ranked edges are scanned for query matches up to
+	// nodeScanFactor × MaxFanout (relationship and far name), then up to
+	// relScanFactor × MaxFanout (relationship only, a cheap test); beyond
+	// that a hub offers the edges of MatchedRels through their bitmaps.
+	// This bounds a hub's cost while its relevant edges stay reachable.
+	nodeScanFactor = 8
+	relScanFactor  = 128
 )
 
 // path is one partial path of the query-aware walk: it ends at node, has
@@ -153,6 +167,24 @@ func (sc *scratch) expandQuery(v *engine.View, seeds []Seed, o Options, q *Query
 		sc.masks.or(nm.Node, nm.Mask)
 	}
 	nodeMask := sc.masks.get
+	// Relationship masks, memoised densely for the walk: the same few
+	// relationships come up on every node.
+	sc.relStamp++
+	if sc.relStamp == 0 {
+		clear(sc.relSeen)
+		sc.relStamp = 1
+	}
+	relMask := func(r uint32) uint64 {
+		if int(r) >= len(sc.relSeen) {
+			n := max(int(r)+1, 2*len(sc.relSeen), 64)
+			sc.relSeen = append(sc.relSeen, make([]uint32, n-len(sc.relSeen))...)
+			sc.relMasks = append(sc.relMasks, make([]uint64, n-len(sc.relMasks))...)
+		}
+		if sc.relSeen[r] != sc.relStamp {
+			sc.relSeen[r], sc.relMasks[r] = sc.relStamp, q.Rel(r)
+		}
+		return sc.relMasks[r]
+	}
 	sc.table.reset(len(seeds) * o.MaxFanout * 2)
 	visit := func(n uint32) bool {
 		sl := &sc.slots[n]
@@ -190,6 +222,7 @@ seeds:
 	sc.next = sc.next[:0]
 	decay := 1.0
 	matchCap := o.MaxFanout * maxMatchedFactor
+	nodeScan, relScan := o.MaxFanout*nodeScanFactor, o.MaxFanout*relScanFactor
 	for hop := 1; hop <= o.Depth && len(frontier) > 0; hop++ {
 		if hop > 1 {
 			// Extend the beam best paths, one per end node.
@@ -221,21 +254,8 @@ seeds:
 				hubHere = math.Sqrt(float64(hubDeg) / float64(len(list)))
 			}
 			matched := 0
-			for i, in := range list {
-				if !relOK(o.Rels, in.Rel) {
-					continue
-				}
-				other := in.Other()
-				if other == p.prev && p.hops > 0 {
-					continue // straight back
-				}
-				gain := (q.Rel(in.Rel) | nodeMask(other)) &^ p.mask & all
-				if i >= o.MaxFanout {
-					if gain == 0 || matched >= matchCap {
-						continue
-					}
-					matched++
-				}
+			wn := v.NodeWeight(p.node)
+			offer := func(in engine.Incident, gain uint64) {
 				m, mw := p.mask, p.w
 				if gain != 0 {
 					m, mw = m|gain, mw+weight(gain)
@@ -244,8 +264,8 @@ seeds:
 				if gain == 0 {
 					hub *= hubHere
 				}
-				wo := v.NodeWeight(other)
-				wf := (0.8 + 0.4*in.Weight) * (0.8 + 0.4*(v.NodeWeight(p.node)+wo)/2)
+				other := in.Other()
+				wf := (0.8 + 0.4*in.Weight) * (0.8 + 0.4*(wn+v.NodeWeight(other))/2)
 				fm := f(mw)
 				imp := p.seed * fm * decay * hub * wf / wfMax
 				parent := int32(0)
@@ -262,6 +282,52 @@ seeds:
 					np := path{node: other, prev: p.node, origin: p.origin, mask: m, w: mw, score: imp, seed: p.seed, hub: hub, hops: p.hops + 1, chain: p.chain}
 					np.chain[p.hops] = ci
 					next = append(next, np)
+				}
+			}
+			for i, in := range list[:min(len(list), relScan)] {
+				if !relOK(o.Rels, in.Rel) {
+					continue
+				}
+				other := in.Other()
+				if other == p.prev && p.hops > 0 {
+					continue // straight back
+				}
+				gain := relMask(in.Rel)
+				if i < nodeScan {
+					gain |= nodeMask(other)
+				}
+				gain &^= p.mask
+				gain &= all
+				if i >= o.MaxFanout {
+					if gain == 0 || matched >= matchCap {
+						continue
+					}
+					matched++
+				}
+				offer(in, gain)
+			}
+			// A hub beyond the scanned prefix: the edges of the matched
+			// relationships, through their bitmaps.
+			if len(list) > relScan && matched < matchCap {
+				for _, r := range q.MatchedRels {
+					gain := relMask(r) &^ p.mask & all
+					if gain == 0 || !relOK(o.Rels, r) {
+						continue
+					}
+					for _, side := range [2]*roaring.Bitmap{v.Out(p.node), v.In(p.node)} {
+						if side == nil || matched >= matchCap {
+							continue
+						}
+						it := roaring.And(side, v.RelEdges(r)).Iterator()
+						for it.HasNext() && matched < matchCap {
+							in := v.IncidentOf(it.Next(), p.node)
+							if other := in.Other(); other == p.prev && p.hops > 0 {
+								continue
+							}
+							matched++
+							offer(in, gain)
+						}
+					}
 				}
 			}
 		}
