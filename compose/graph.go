@@ -447,10 +447,13 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	// lineLen is the code points a candidate's line adds, newline included,
 	// from the cached name lengths (the source takes its escape).
 	lineLen := func(cand *traverse.Candidate) int {
-		src, esc := c.nameLens.get(cand.Src, v.NodeName)
-		rel, _ := c.relLens.get(cand.Rel, v.RelName)
-		dst, _ := c.nameLens.get(cand.Dst, v.NodeName)
-		return lineOverhead + src + esc + rel + dst
+		if cand.Len == 0 {
+			src, esc := c.nameLens.get(cand.Src, v.NodeName)
+			rel, _ := c.relLens.get(cand.Rel, v.RelName)
+			dst, _ := c.nameLens.get(cand.Dst, v.NodeName)
+			cand.Len = uint16(min(lineOverhead+src+esc+rel+dst, math.MaxUint16))
+		}
+		return int(cand.Len)
 	}
 	// add checks the policy on both endpoints, then renders the line.
 	add := func(cand *traverse.Candidate, n int) {

@@ -203,7 +203,7 @@ const maxRelsChecked = 4096
 
 // textDepth is how many text hits a request reads to know which nodes'
 // names match query words.
-const textDepth = 100
+const textDepth = 60
 
 // buildQuery fills sc's traverse.Query for query text q over view v: the
 // query's words, the masks of the text hits' names, and a memo of

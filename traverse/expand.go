@@ -32,9 +32,10 @@ type Candidate struct {
 	SeedScore, Match float32
 	WeightF, HubF    float32
 	Parent           int32
-	// Spread is how many lines of the same seed a block held when it last
-	// lowered Importance to share its budget among seeds (see compose).
-	Spread uint16
+	// Spread is the candidate's rank among its seed's when a block shared
+	// its budget among seeds (see compose); Len the code points of its
+	// line, once a block measured it (0: not yet).
+	Spread, Len uint16
 }
 
 // Expand walks from seeds over v and appends every candidate edge to

@@ -284,7 +284,22 @@ seeds:
 					next = append(next, np)
 				}
 			}
-			for i, in := range list[:min(len(list), relScan)] {
+			// Past the names' scan only a relationship can add a word: stop
+			// there when none of the matched ones would.
+			scan := relScan
+			if q.MatchedRels != nil {
+				hope := false
+				for _, r := range q.MatchedRels {
+					if relMask(r)&^p.mask&all != 0 {
+						hope = true
+						break
+					}
+				}
+				if !hope {
+					scan = nodeScan
+				}
+			}
+			for i, in := range list[:min(len(list), scan)] {
 				if !relOK(o.Rels, in.Rel) {
 					continue
 				}
@@ -308,7 +323,7 @@ seeds:
 			}
 			// A hub beyond the scanned prefix: the edges of the matched
 			// relationships, through their bitmaps.
-			if len(list) > relScan && matched < matchCap {
+			if len(list) > scan && scan == relScan && matched < matchCap {
 				for _, r := range q.MatchedRels {
 					gain := relMask(r) &^ p.mask & all
 					if gain == 0 || !relOK(o.Rels, r) {
