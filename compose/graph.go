@@ -183,6 +183,8 @@ type graphScratch struct {
 	// walk keeps the candidates in the walk's order when a request asks
 	// to explain (their Parent indexes refer to it).
 	walk []traverse.Candidate
+	// shown is the set of nodes a render has put in its block.
+	shown map[uint32]bool
 	// The spread's scratch: candidate indexes grouped by seed, the groups'
 	// starts, and their fill positions.
 	order, starts, fill []int32
@@ -390,6 +392,9 @@ func spread(sc *graphScratch, rate float64) {
 	}
 }
 
+// novelty is the factor of a line whose two ends the block already shows.
+const novelty = 0.5
+
 // spreadTop is how many of a seed's candidates the spread ranks one by
 // one.
 const spreadTop = 256
@@ -455,6 +460,12 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		}
 		return int(cand.Len)
 	}
+	shown := sc.shown
+	if shown == nil {
+		shown = map[uint32]bool{}
+		sc.shown = shown
+	}
+	clear(shown)
 	// add checks the policy on both endpoints, then renders the line.
 	add := func(cand *traverse.Candidate, n int) {
 		if !allow(cand.Src) || !allow(cand.Dst) {
@@ -470,15 +481,32 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 			return
 		}
 		bb.add(ln.b, m-1)
+		shown[cand.Src], shown[cand.Dst] = true, true
 		out.Triplets = append(out.Triplets, GraphTriplet{
 			SourceEntity: ln.plain(s), Relationship: ln.plain(r), TargetEntity: ln.plain(d), RelevanceScore: 1 - cand.Importance,
 			SourceNodeID: v.NodeID(cand.Src), TargetNodeID: v.NodeID(cand.Dst), Edge: cand.Edge, Src: cand.Src, Dst: cand.Dst,
 			cand: *cand,
 		})
 	}
+	// A line whose two ends the block already shows adds no node: it
+	// waits behind lines that do (its importance halved), decided lazily
+	// when it comes up (the block only grows, so a line never gets newer).
+	// Exempt: the first edges of a longer path (the path needs them) and
+	// lines that explain a query word (what they say is asked for).
+	next := func(r *traverse.Ranker) (traverse.Candidate, bool) {
+		for {
+			cand, ok := r.Next()
+			if !ok || cand.Stale || cand.Lent || cand.Gain || !shown[cand.Src] || !shown[cand.Dst] {
+				return cand, ok
+			}
+			cand.Importance *= novelty
+			cand.Stale = true
+			r.Push(cand)
+		}
+	}
 	r := traverse.NewRanker(sc.cands)
 	for bb.runes+minLine <= limit {
-		cand, ok := r.Next()
+		cand, ok := next(&r)
 		if !ok {
 			break
 		}
@@ -497,7 +525,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		}
 		tail := traverse.NewRanker(fit)
 		for bb.runes+minLine <= limit {
-			t, ok := tail.Next()
+			t, ok := next(&tail)
 			if !ok {
 				break
 			}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -277,4 +278,33 @@ func FuzzGraphRender(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A line whose two ends the block already shows waits behind one that
+// adds a node, unless it explains a query word.
+func TestNoveltyDefersRedundantLines(t *testing.T) {
+	e := newEnv(t)
+	e.load(t, tenA,
+		engine.TripletInput{Source: "Alpha", Relationship: "uses", Target: "Beta", Weight: w(0.9)},
+		engine.TripletInput{Source: "Alpha", Relationship: "wraps", Target: "Beta", Weight: w(0.8)},
+		engine.TripletInput{Source: "Alpha", Relationship: "owns", Target: "Gamma", Weight: w(0.5)},
+		engine.TripletInput{Source: "Alpha", Relationship: "reads", Target: "Beta", Weight: w(0.4)})
+	order := func(q string) []string {
+		b, err := e.c.GraphBlock(context.Background(), GraphRequest{Identity: agent("org_a"), Scope: tenA, QueryText: q, BudgetTokens: 500, TopK: 1, Depth: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rels []string
+		for _, tr := range b.Triplets {
+			rels = append(rels, tr.Relationship)
+		}
+		return rels
+	}
+	if got, want := order("Alpha"), []string{"uses", "owns", "wraps", "reads"}; !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v (the second Alpha-Beta line waits behind Gamma's)", got, want)
+	}
+	// "reads" explains a query word: it does not wait.
+	if got := order("what does Alpha read"); got[0] != "reads" {
+		t.Fatalf("order %v: the line the query asks for comes first", got)
+	}
 }

@@ -36,6 +36,11 @@ type Candidate struct {
 	// its budget among seeds (see compose); Len the code points of its
 	// line, once a block measured it (0: not yet).
 	Spread, Len uint16
+	// Stale marks a candidate a block already lowered once (see compose);
+	// Lent one whose importance is a longer path's (the walk's lending);
+	// Gain one whose relationship or far end explains a query word its
+	// path had not.
+	Stale, Lent, Gain bool
 }
 
 // Expand walks from seeds over v and appends every candidate edge to

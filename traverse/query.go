@@ -274,9 +274,11 @@ seeds:
 				}
 				var ci int32
 				dst, ci = sc.offerQ(dst, p.node, in, imp, uint8(hop), Candidate{Seed: p.origin, SeedScore: float32(p.seed),
-					Match: float32(fm), WeightF: float32(wf / wfMax), HubF: float32(hub), Parent: parent})
+					Match: float32(fm), WeightF: float32(wf / wfMax), HubF: float32(hub), Parent: parent, Gain: gain != 0})
 				for _, a := range p.chain[:p.hops] {
-					dst[a].Importance = max(dst[a].Importance, imp)
+					if imp > dst[a].Importance {
+						dst[a].Importance, dst[a].Lent = imp, true
+					}
 				}
 				if hop < o.Depth && visit(other) {
 					np := path{node: other, prev: p.node, origin: p.origin, mask: m, w: mw, score: imp, seed: p.seed, hub: hub, hops: p.hops + 1, chain: p.chain}
@@ -367,6 +369,7 @@ func (sc *scratch) offerQ(dst []Candidate, from uint32, in engine.Incident, imp 
 	c := &dst[idx]
 	if imp > c.Importance || (imp == c.Importance && hop < c.Hop) {
 		parts.Edge, parts.Src, parts.Dst, parts.Rel, parts.Importance, parts.From, parts.Hop = c.Edge, c.Src, c.Dst, c.Rel, imp, from, hop
+		parts.Lent = c.Lent
 		*c = parts
 	}
 	return dst, idx
