@@ -460,6 +460,18 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		}
 		return int(cand.Len)
 	}
+	// fits says whether a candidate's line fits room; names take at least
+	// a code point each, so the relationship's cached length alone
+	// rules most lines out near the end of the budget without touching
+	// the names (each a cache miss at a million nodes).
+	fits := func(cand *traverse.Candidate, room int) bool {
+		if cand.Len == 0 {
+			if rel, _ := c.relLens.get(cand.Rel, v.RelName); lineOverhead+rel+2 > room {
+				return false
+			}
+		}
+		return lineLen(cand) <= room
+	}
 	shown := sc.shown
 	if shown == nil {
 		shown = map[uint32]bool{}
@@ -519,7 +531,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		rest := r.Rest()
 		fit := rest[:0]
 		for i := range rest {
-			if lineLen(&rest[i]) <= room {
+			if fits(&rest[i], room) {
 				fit = append(fit, rest[i])
 			}
 		}
@@ -537,7 +549,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 				rest := tail.Rest()
 				fit := rest[:0]
 				for i := range rest {
-					if lineLen(&rest[i]) <= room {
+					if fits(&rest[i], room) {
 						fit = append(fit, rest[i])
 					}
 				}

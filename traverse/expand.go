@@ -83,6 +83,9 @@ type scratch struct {
 	relMasks []uint64
 	relSeen  []uint32
 	relStamp uint32
+	// farW holds the far endpoints' weights of the node being expanded,
+	// read in one tight loop so that their cache misses overlap.
+	farW []float64
 }
 
 var pool = sync.Pool{New: func() any { return &scratch{} }}
