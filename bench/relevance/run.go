@@ -408,6 +408,7 @@ func runMetaQA(ctx context.Context, cfg *Config, dir string) ([]SetResult, error
 		return nil, err
 	}
 	cfg.say("metaqa: %d triplets imported and copied in %.1f s", len(kb), time.Since(t0).Seconds())
+	adj := newAdjacency(kb)
 	var out []SetResult
 	for hop := 1; hop <= 3; hop++ {
 		all, err := loadMetaQAQuestions(dir, hop)
@@ -421,9 +422,15 @@ func runMetaQA(ctx context.Context, cfg *Config, dir string) ([]SetResult, error
 				h, r := answerScores(q, b)
 				return []float64{h, r}
 			}}
+		reach := 0
 		for _, i := range idx {
 			s.qs = append(s.qs, question{ID: fmt.Sprintf("%d-hop/%d", hop, i+1), Text: all[i].Text, Scope: t, Answers: all[i].Answers})
+			if adj.reaches(all[i].Topic, all[i].Answers, hop) {
+				reach++
+			}
 		}
+		s.notes = append(s.notes, fmt.Sprintf("answerable (an answer within %d hops of the topic entity in the KB): %d of %d, %.3f: the ceiling of answer hit for a block that holds only paths from the topic",
+			hop, reach, len(idx), float64(reach)/float64(max(len(idx), 1))))
 		depths := []int{compose.DefaultDepth}
 		if hop == 3 {
 			depths = append(depths, 3)

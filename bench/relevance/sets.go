@@ -320,3 +320,46 @@ func (r *codeRepo) fileMembers() map[int][]string {
 	}
 	return m
 }
+
+// adjacency is a KB's undirected neighbourhood by entity name, for the
+// answerable ceiling of the MetaQA sets.
+type adjacency map[string][]string
+
+func newAdjacency(kb []engine.TripletInput) adjacency {
+	a := adjacency{}
+	for _, t := range kb {
+		s, d := strings.ToLower(t.Source), strings.ToLower(t.Target)
+		a[s] = append(a[s], d)
+		a[d] = append(a[d], s)
+	}
+	return a
+}
+
+// reaches says whether one of answers is within hops of topic (a walk of
+// or fewer edges), names compared case-blind as the store's identity
+// rule would merge them.
+func (a adjacency) reaches(topic string, answers []string, hops int) bool {
+	want := map[string]bool{}
+	for _, s := range answers {
+		want[strings.ToLower(s)] = true
+	}
+	topic = strings.ToLower(topic)
+	seen := map[string]bool{topic: true}
+	frontier := []string{topic}
+	for h := 0; h < hops && len(frontier) > 0; h++ {
+		var next []string
+		for _, n := range frontier {
+			for _, m := range a[n] {
+				if want[m] {
+					return true
+				}
+				if !seen[m] {
+					seen[m] = true
+					next = append(next, m)
+				}
+			}
+		}
+		frontier = next
+	}
+	return false
+}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/kgctx/kgctx/engine"
 )
 
 func TestParseMetaQuestion(t *testing.T) {
@@ -100,5 +102,26 @@ func TestLoCoMoFormat(t *testing.T) {
 	}
 	if got := evidenceIDs(cs[0].QA[0].Evidence); !slices.Equal(got, []string{"D1:1", "D1:2"}) {
 		t.Fatalf("evidence %v", got)
+	}
+}
+
+func TestAdjacencyReaches(t *testing.T) {
+	a := newAdjacency([]engine.TripletInput{
+		{Source: "M", Relationship: "in_language", Target: "German"},
+		{Source: "M", Relationship: "directed_by", Target: "Fritz Lang"},
+		{Source: "Metropolis", Relationship: "directed_by", Target: "Fritz Lang"},
+	})
+	for _, c := range []struct {
+		topic, answer string
+		hops          int
+		want          bool
+	}{
+		{"M", "German", 1, true}, {"m", "german", 1, true}, {"M", "Metropolis", 1, false},
+		{"M", "Metropolis", 2, true}, {"German", "Metropolis", 2, false}, {"German", "Metropolis", 3, true},
+		{"Nobody", "German", 3, false},
+	} {
+		if got := a.reaches(c.topic, []string{c.answer}, c.hops); got != c.want {
+			t.Errorf("reaches(%q, %q, %d) = %v, want %v", c.topic, c.answer, c.hops, got, c.want)
+		}
 	}
 }
