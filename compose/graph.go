@@ -255,6 +255,7 @@ func (c *Composer) seeds(ctx context.Context, v *engine.View, text string, scope
 		return nil, err
 	}
 	q := c.buildQuery(v, text, &sc.qs)
+	sc.seeds = c.addNamed(v, text, scope, allow, &sc.qs, sc.seeds)
 	sc.tseeds = c.calibrate(v, sc.seeds, topK, &sc.qs, sc.tseeds)
 	return q, nil
 }

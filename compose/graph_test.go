@@ -15,6 +15,7 @@ import (
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/index"
 	"github.com/kgctx/kgctx/index/embed"
+	"github.com/kgctx/kgctx/index/fuse"
 	"github.com/kgctx/kgctx/policy"
 )
 
@@ -306,5 +307,96 @@ func TestNoveltyDefersRedundantLines(t *testing.T) {
 	// "reads" explains a query word: it does not wait.
 	if got := order("what does Alpha read"); got[0] != "reads" {
 		t.Fatalf("order %v: the line the query asks for comes first", got)
+	}
+}
+
+// addNamed adds the nodes whose whole name is a run of the query's words
+// when the index's hits lack them: in scope and allowed, once, never for a
+// run of stop words alone.
+func TestAddNamed(t *testing.T) {
+	e := newEnv(t)
+	e.load(t, tenA,
+		engine.TripletInput{Source: "Rent", Relationship: "film_language", Target: "English"},
+		engine.TripletInput{Source: "The Deep End", Relationship: "directed_by", Target: "Scott McGehee"},
+		engine.TripletInput{Source: "The", Relationship: "is", Target: "Article"})
+	e.load(t, tenA2, engine.TripletInput{Source: "Rent", Relationship: "staged_at", Target: "Nederlander Theatre"})
+	names := func(scope engine.Tenant, q string, allowAll bool, hits []fuse.Ranked) []string {
+		var out []string
+		err := e.st.View(func(v *engine.View) error {
+			allow := v.ScopeNodes(scope)
+			if !allowAll {
+				allow = allow.Clone()
+				if n, ok := v.Lookup(tenA, "Rent"); ok {
+					allow.Remove(n)
+				}
+			}
+			var sc queryScratch
+			sc.words = analyseQuery(q)
+			for _, h := range e.c.addNamed(v, q, scope, allow, &sc, hits) {
+				out = append(out, v.NodeName(h.ID)+"@"+v.NodeTenant(h.ID).Project)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if got, want := names(tenA, "What is the language of Rent?", true, nil), []string{"Rent@proj_1"}; !slices.Equal(got, want) {
+		t.Errorf("project scope: %v, want %v", got, want)
+	}
+	if got, want := names(engine.Tenant{Org: tenA.Org}, "What is the language of Rent?", true, nil), []string{"Rent@proj_1", "Rent@proj_2"}; !slices.Equal(got, want) {
+		t.Errorf("org scope: %v, want %v", got, want)
+	}
+	if got := names(tenA, "What is the language of Rent?", false, nil); len(got) != 0 {
+		t.Errorf("a node outside allow was added: %v", got)
+	}
+	var rent fuse.Ranked
+	_ = e.st.View(func(v *engine.View) error { n, _ := v.Lookup(tenA, "Rent"); rent = fuse.Ranked{ID: n, Score: 0.4}; return nil })
+	if got := names(tenA, "language of Rent", true, []fuse.Ranked{rent}); len(got) != 1 {
+		t.Errorf("a hit already listed was added again: %v", got)
+	}
+	// "The Deep End" is a run with stop words inside; "The" alone is not looked up.
+	if got, want := names(tenA, "who directed The Deep End", true, nil), []string{"The Deep End@proj_1"}; !slices.Equal(got, want) {
+		t.Errorf("runs: %v, want %v", got, want)
+	}
+}
+
+// A word inside a longer name the query spells out starts no name of its
+// own.
+func TestAddNamedLongestRun(t *testing.T) {
+	e := newEnv(t)
+	e.load(t, tenA,
+		engine.TripletInput{Source: "Elephant Boy", Relationship: "written_by", Target: "Rudyard Kipling"},
+		engine.TripletInput{Source: "Elephant", Relationship: "directed_by", Target: "Gus Van Sant"},
+		engine.TripletInput{Source: "Boy", Relationship: "directed_by", Target: "Taika Waititi"},
+		engine.TripletInput{Source: "actors", Relationship: "tag_of", Target: "Elephant"},
+		engine.TripletInput{Source: "Midnight's Children", Relationship: "written_by", Target: "Salman Rushdie"},
+		engine.TripletInput{Source: "Midnight", Relationship: "is", Target: "Time"})
+	var got []string
+	_ = e.st.View(func(v *engine.View) error {
+		var sc queryScratch
+		q := "who are the actors in the movies written by the writer of Elephant Boy"
+		sc.words = analyseQuery(q)
+		for _, h := range e.c.addNamed(v, q, tenA, v.ScopeNodes(tenA), &sc, nil) {
+			got = append(got, v.NodeName(h.ID))
+		}
+		return nil
+	})
+	if want := []string{"actors", "Elephant Boy"}; !slices.Equal(got, want) {
+		t.Fatalf("named %v, want %v", got, want)
+	}
+	got = got[:0]
+	_ = e.st.View(func(v *engine.View) error {
+		var sc queryScratch
+		q := "who wrote (Midnight's Children)? and Elephant's director"
+		sc.words = analyseQuery(q)
+		for _, h := range e.c.addNamed(v, q, tenA, v.ScopeNodes(tenA), &sc, nil) {
+			got = append(got, v.NodeName(h.ID))
+		}
+		return nil
+	})
+	if want := []string{"Midnight's Children", "Elephant"}; !slices.Equal(got, want) {
+		t.Fatalf("named %v, want %v", got, want)
 	}
 }

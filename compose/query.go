@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	porter "github.com/blevesearch/go-porterstemmer"
 
 	"github.com/kgctx/kgctx/engine"
@@ -185,6 +186,7 @@ type queryScratch struct {
 	relSet []uint32 // per relationship id: stamp of the memo in relM
 	stamp  uint32
 	seeds  []seedScore
+	spans  []wordSpan // addNamed's query words
 }
 
 // seedScore is a seed's calibrated score and its parts.
@@ -350,6 +352,111 @@ func (c *Composer) calibrate(v *engine.View, hits []fuse.Ranked, k int, sc *quer
 	}
 	return dst
 }
+
+// maxNameRun is the most query words looked up together as one name.
+const maxNameRun = 6
+
+// addNamed appends to hits, with a fused score of 0, the nodes of scope
+// (in allow) whose whole name is a run of the query's words ("Rent" in
+// "What is the language of Rent?", "Midnight's Children") and that the
+// index did not return: a name the query spells out is a candidate seed
+// whatever the rankers made of it (a one-word name among thousands of
+// names sharing the query's other word falls past their depth).
+// Calibration then scores it like any other hit. A run is the query's
+// text from one word to another, punctuation around it trimmed, looked up
+// under the store's identity rule; runs are matched longest first from
+// each word, and a word inside a matched run starts no other ("Elephant
+// Boy" names one node, not also "Elephant" and "Boy"). A run must hold a
+// content word.
+func (c *Composer) addNamed(v *engine.View, q string, scope engine.Tenant, allow *roaring.Bitmap, sc *queryScratch, hits []fuse.Ranked) []fuse.Ranked {
+	if len(sc.words.stems) == 0 {
+		return hits
+	}
+	// The query's words: byte spans, and whether each holds a content word.
+	sc.spans = sc.spans[:0]
+	for i := 0; i < len(q); {
+		for i < len(q) && isSpace(q[i]) {
+			i++
+		}
+		j := i
+		for j < len(q) && !isSpace(q[j]) {
+			j++
+		}
+		if j > i {
+			w := strings.TrimFunc(q[i:j], isEdgePunct)
+			if w != "" {
+				start := i + strings.Index(q[i:j], w)
+				content := false
+				for _, p := range text.SplitName(w) {
+					if len(p) >= 2 && !stopWords[p] && hasLetter(p) {
+						content = true
+						break
+					}
+				}
+				sc.spans = append(sc.spans, wordSpan{start, start + len(w), content})
+			}
+		}
+		i = j
+	}
+	var found [8]uint32
+	ws := sc.spans
+	for i := 0; i < len(ws); {
+		n := 0
+		for j := min(len(ws), i+maxNameRun) - 1; j >= i && n == 0; j-- {
+			if !slices.ContainsFunc(ws[i:j+1], func(w wordSpan) bool { return w.content }) {
+				continue
+			}
+			run := q[ws[i].start:ws[j].end]
+			ids := v.LookupScope(found[:0], scope, run)
+			if len(ids) == 0 { // "Aquitaine's first level division"
+				if r, ok := trimPossessive(run); ok {
+					ids = v.LookupScope(found[:0], scope, r)
+				}
+			}
+		nodes:
+			for _, id := range ids {
+				if !allow.Contains(id) {
+					continue
+				}
+				n = j + 1 - i
+				for _, h := range hits {
+					if h.ID == id {
+						continue nodes
+					}
+				}
+				hits = append(hits, fuse.Ranked{ID: id})
+			}
+		}
+		i += max(n, 1)
+	}
+	return hits
+}
+
+// trimPossessive returns run without a final possessive ('s, ’s, or the
+// apostrophe of a plural's).
+func trimPossessive(run string) (string, bool) {
+	for _, suf := range []string{"'s", "’s", "'S", "’S"} {
+		if r, ok := strings.CutSuffix(run, suf); ok && r != "" {
+			return r, true
+		}
+	}
+	if r, ok := strings.CutSuffix(run, "s'"); ok {
+		return r + "s", true
+	}
+	return run, false
+}
+
+// wordSpan is a query word's bytes and whether it holds a content word.
+type wordSpan struct {
+	start, end int
+	content    bool
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+// isEdgePunct is the punctuation trimmed around a query word: sentence
+// marks and brackets, never what names hold inside (apostrophes, dots).
+func isEdgePunct(r rune) bool { return strings.ContainsRune(`?!.,;:"()[]{}<>`+"`", r) }
 
 // containsRun reports whether run stands in toks as consecutive elements.
 func containsRun(toks, run []string) bool {

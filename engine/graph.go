@@ -36,6 +36,7 @@ type graph struct {
 
 	tenants     []Tenant          // by tenant id
 	tenantIndex map[Tenant]uint32 // -> tenant id
+	orgTenants  map[string][]uint32
 	projNodes   []*roaring.Bitmap // by tenant id: live node ids
 	projEdges   []*roaring.Bitmap // by tenant id: live edge ids (an edge belongs to the project it was imported into)
 	orgNodes    map[string]*roaring.Bitmap
@@ -102,6 +103,7 @@ func newGraph() *graph {
 	return &graph{
 		relIndex:     make(map[string]uint32),
 		tenantIndex:  make(map[Tenant]uint32),
+		orgTenants:   make(map[string][]uint32),
 		orgNodes:     make(map[string]*roaring.Bitmap),
 		deletedNodes: roaring.New(),
 		deletedEdges: roaring.New(),
@@ -121,6 +123,9 @@ func (g *graph) ensureTenant(id uint32, t Tenant) {
 		g.projObs = append(g.projObs, roaring.New())
 	}
 	g.tenants[id] = t
+	if _, ok := g.tenantIndex[t]; !ok {
+		g.orgTenants[t.Org] = append(g.orgTenants[t.Org], id)
+	}
 	g.tenantIndex[t] = id
 	if g.orgNodes[t.Org] == nil {
 		g.orgNodes[t.Org] = roaring.New()

@@ -114,6 +114,30 @@ func (v *View) Lookup(t Tenant, name string) (uint32, bool) {
 	return id, ok
 }
 
+// LookupScope appends to dst the live nodes called name (any surface
+// form that normalises the same) in scope t: its project, or each project
+// of the org when t.Project is "".
+func (v *View) LookupScope(dst []uint32, t Tenant, name string) []uint32 {
+	norm := NormalizeName(name)
+	if norm == "" {
+		return dst
+	}
+	if t.Project != "" {
+		if tid, ok := v.g.tenantIndex[t]; ok {
+			if id, ok := v.g.nodeByName(tid, norm); ok && v.Live(id) {
+				dst = append(dst, id)
+			}
+		}
+		return dst
+	}
+	for _, tid := range v.g.orgTenants[t.Org] {
+		if id, ok := v.g.nodeByName(tid, norm); ok && v.Live(id) {
+			dst = append(dst, id)
+		}
+	}
+	return dst
+}
+
 // NodeByID resolves an external node id.
 func (v *View) NodeByID(id string) (uint32, bool) {
 	u, err := parseUUID(id)
