@@ -352,7 +352,11 @@ func TestAddNamed(t *testing.T) {
 		t.Errorf("a node outside allow was added: %v", got)
 	}
 	var rent fuse.Ranked
-	_ = e.st.View(func(v *engine.View) error { n, _ := v.Lookup(tenA, "Rent"); rent = fuse.Ranked{ID: n, Score: 0.4}; return nil })
+	_ = e.st.View(func(v *engine.View) error {
+		n, _ := v.Lookup(tenA, "Rent")
+		rent = fuse.Ranked{ID: n, Score: 0.4}
+		return nil
+	})
 	if got := names(tenA, "language of Rent", true, []fuse.Ranked{rent}); len(got) != 1 {
 		t.Errorf("a hit already listed was added again: %v", got)
 	}
