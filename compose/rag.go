@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/index"
+	"github.com/kgctx/kgctx/index/fuse"
 	"github.com/kgctx/kgctx/policy"
 	"github.com/kgctx/kgctx/traverse"
 )
@@ -144,6 +146,9 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 			if err != nil {
 				return err
 			}
+			hits = addFollowers(v, hits, allow)
+			slices.SortStableFunc(hits, func(a, b fuse.Ranked) int { return cmp.Compare(b.Score, a.Score) })
+			hits = hits[:min(len(hits), req.TopK)]
 			for _, h := range hits {
 				if allowObs(pr, v, h.ID) {
 					obsIDs = append(obsIDs, h.ID)

@@ -410,6 +410,7 @@ func (c *Composer) observationCandidates(ctx context.Context, v *engine.View, re
 		if err != nil {
 			return nil, err
 		}
+		hits = addFollowers(v, hits, s.allow)
 		for _, h := range hits {
 			if !allowObs(pr, v, h.ID) {
 				continue

@@ -1,0 +1,46 @@
+package compose
+
+import (
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/index/fuse"
+)
+
+// Followers. A note that matches a question is often the question's
+// setting rather than its answer: in a conversation the answer is the
+// reply recorded right after the matching turn ("What made you pick
+// it?" then the reason), in a work session the outcome comes after the
+// attempt. The best followTop hits therefore bring the observation
+// recorded next in the same session (the next dense id, same project,
+// same session id; without session ids, the same project) with
+// followShare of their score, unless it is a hit already; the ranking
+// then decides, like any other candidate.
+const (
+	followTop   = 10
+	followShare = 0.5
+)
+
+// addFollowers appends to hits (sorted best first) the followers of its
+// first followTop, within allow.
+func addFollowers(v *engine.View, hits []fuse.Ranked, allow *roaring.Bitmap) []fuse.Ranked {
+	n := min(len(hits), followTop)
+	for i := range n {
+		h := hits[i]
+		next := h.ID + 1
+		if !v.ObsLive(next) || !allow.Contains(next) || v.ObsTenant(next) != v.ObsTenant(h.ID) || v.ObsSession(next) != v.ObsSession(h.ID) {
+			continue
+		}
+		dup := false
+		for _, o := range hits {
+			if o.ID == next {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			hits = append(hits, fuse.Ranked{ID: next, Score: followShare * h.Score})
+		}
+	}
+	return hits
+}

@@ -1,0 +1,83 @@
+package compose
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/index/fuse"
+)
+
+// The reply recorded after a matching question joins the candidates; a
+// note of another session or project, or outside the allowed set, does not.
+func TestAddFollowers(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	add := func(ten engine.Tenant, session string, contents ...string) []uint32 {
+		var in []engine.ObservationInput
+		for _, c := range contents {
+			in = append(in, engine.ObservationInput{Content: c, Metadata: engine.ObservationMeta{SessionID: session}})
+		}
+		ids, err := e.st.AddObservations(ctx, ten, in, engine.ImportOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dense []uint32
+		_ = e.st.View(func(v *engine.View) error {
+			for _, id := range ids {
+				d, _ := v.ObsByID(id)
+				dense = append(dense, d)
+			}
+			return nil
+		})
+		return dense
+	}
+	a := add(tenA, "s1", "Why the agency?", "Because of its inclusivity.", "Last note of s1")
+	b := add(tenA, "s2", "First note of s2")
+	c := add(tenA2, "s2", "Other project")
+	_ = e.st.View(func(v *engine.View) error {
+		allow := v.ScopeObservations(tenA)
+		got := addFollowers(v, []fuse.Ranked{{ID: a[0], Score: 0.8}, {ID: a[2], Score: 0.6}}, allow)
+		want := []fuse.Ranked{{ID: a[0], Score: 0.8}, {ID: a[2], Score: 0.6}, {ID: a[1], Score: 0.4}}
+		if !slices.Equal(got, want) {
+			t.Errorf("followers %v, want %v (a[2]'s next is another session's)", got, want)
+		}
+		if got := addFollowers(v, []fuse.Ranked{{ID: a[0], Score: 0.8}, {ID: a[1], Score: 0.7}}, allow); len(got) != 3 || got[2].ID != a[2] {
+			t.Errorf("a hit already listed came again, or the next was missed: %v", got)
+		}
+		if got := addFollowers(v, []fuse.Ranked{{ID: b[0], Score: 1}}, allow); len(got) != 1 {
+			t.Errorf("b[0]'s next is another project's: %v (%v)", got, c)
+		}
+		small := allow.Clone()
+		small.Remove(a[1])
+		if got := addFollowers(v, []fuse.Ranked{{ID: a[0], Score: 1}}, small); len(got) != 1 {
+			t.Errorf("a follower outside allow was added: %v", got)
+		}
+		return nil
+	})
+}
+
+// In the session block, the answer that shares no word with the question
+// follows the turn that asked it.
+func TestSessionBlockHoldsTheReply(t *testing.T) {
+	e := newSessionEnv(t)
+	notes := []string{
+		"Mel: Wow, that adoption agency looks great! What made you pick it?",
+		"Caro: They support LGBTQ+ folks, which really spoke to me.",
+	}
+	for i := range 60 { // more notes on the question's words than the block holds
+		notes = append(notes, fmt.Sprintf("Caro: note %d on the agency paperwork, references and the home visit; "+
+			"I read every guide and filled in the forms for each step of the process again.", i))
+	}
+	ids := e.observe(t, tenA, notes...)
+	b, err := e.c.SessionBlock(context.Background(), sreq(WorkBugFix, "Why did Caro pick the adoption agency?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.Block, ids[0]) || !strings.Contains(b.Block, ids[1]) {
+		t.Fatalf("the question %s or its reply %s is not in the block:\n%s", ids[0], ids[1], b.Block)
+	}
+}
