@@ -38,7 +38,7 @@ type Store struct {
 	seq  uint64 // last change-log sequence written (guarded by wmu)
 	next struct{ node, edge, obs uint32 }
 
-	q *indexQueue // applies change sets to the indexers
+	aq *applyQueue // applies change sets to the indexers (applyqueue.go)
 
 	tokens sync.Map // sha256 hex -> Token (cache of the token key space)
 
@@ -108,7 +108,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	s.startQueue()
+	s.startApplyQueue()
 	return s, nil
 }
 
@@ -119,7 +119,7 @@ func (s *Store) Close() error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	s.stopQueue()
+	s.stopApplyQueue()
 	s.trimChangeLog()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("engine: close badger: %w", err)
