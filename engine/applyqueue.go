@@ -5,13 +5,14 @@ import (
 	"sync"
 )
 
-// applyQueue is the indexers' apply queue (not to be confused with the
-// inject queue of engine/delivery): it applies committed change sets to the
-// attached indexers on one goroutine, in sequence order, so that a writer can go on with its next
-// batch (or return) while the indexes of the last one are being updated:
-// with two cores, the engine's work on batch n+1 overlaps the HNSW and text
-// work on batch n. Writers that want read-your-writes wait for their
-// sequence (waitApplied); Sync waits for everything queued.
+// applyQueue is the indexers' apply queue (the inject queue of sessions is
+// another thing, in engine/delivery). It applies committed change sets to
+// the attached indexers on one goroutine, in sequence order, so that a
+// writer can go on with its next batch (or return) while the indexes of
+// the last one are being updated: with two cores, the engine's work on
+// batch n+1 overlaps the HNSW and text work on batch n. Writers that want
+// read-your-writes wait for their sequence (waitApplied); Sync waits for
+// everything queued.
 type applyQueue struct {
 	ch   chan *ChangeSet
 	done chan struct{}
