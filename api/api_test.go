@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
+	"github.com/kgctx/kgctx/engine/enginetest"
 )
 
 // testServer runs the real server on a loopback port over a temporary data
@@ -44,8 +46,8 @@ func startServerWith(t testing.TB, tune func(*Config)) *testServer {
 // with an operator token.
 func serveApp(t testing.TB, app *App, tune func(*Config)) *testServer {
 	t.Helper()
-	admin := engine.NewTokenSecret()
-	if err := app.Store.PutToken(admin, engine.Token{AgentID: "bootstrap", Role: engine.RoleOperator}); err != nil {
+	admin := auth.NewTokenSecret()
+	if err := app.Tokens.PutToken(admin, auth.Token{AgentID: "bootstrap", Role: auth.RoleOperator}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := Config{App: app, MaxBodyBytes: 1 << 20, MaxImportBytes: 4 << 20}
@@ -64,9 +66,7 @@ func serveApp(t testing.TB, app *App, tune func(*Config)) *testServer {
 	ts := &testServer{t: t, app: app, srv: srv, url: "http://" + ln.Addr().String(), admin: admin}
 	t.Cleanup(func() {
 		srv.Shutdown(context.Background())
-		if err := app.Store.Check(); err != nil {
-			t.Errorf("Check: %v", err)
-		}
+		enginetest.Check(t, app.Store)
 		app.Close()
 	})
 	return ts

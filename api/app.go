@@ -9,6 +9,10 @@ import (
 
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
+	"github.com/kgctx/kgctx/engine/configstore"
+	"github.com/kgctx/kgctx/engine/delivery"
+	"github.com/kgctx/kgctx/engine/sessionlog"
 	"github.com/kgctx/kgctx/index"
 	"github.com/kgctx/kgctx/index/embed"
 	"github.com/kgctx/kgctx/policy"
@@ -44,7 +48,12 @@ type AppConfig struct {
 // App is the set of parts a kgctx process runs: the store, its seed index,
 // the PEP and the composer. cmd and bench open one with OpenApp.
 type App struct {
-	Store    *engine.Store
+	Store *engine.Store
+	// Tokens, Delivery and Logs are the store's tokens, leases and inject
+	// queue, and injection logs.
+	Tokens   *auth.Store
+	Delivery *delivery.Store
+	Logs     *sessionlog.Store
 	Index    *index.Index
 	PEP      *policy.PEP
 	Composer *compose.Composer
@@ -105,8 +114,26 @@ func OpenApp(ctx context.Context, cfg AppConfig) (*App, error) {
 		st.Close()
 		return nil, err
 	}
+	tokens, err := auth.New(st)
+	if err != nil {
+		ix.Close()
+		st.Close()
+		return nil, err
+	}
+	dl, err := delivery.New(st)
+	if err != nil {
+		ix.Close()
+		st.Close()
+		return nil, err
+	}
+	logs, err := sessionlog.New(st)
+	if err != nil {
+		ix.Close()
+		st.Close()
+		return nil, err
+	}
 	text := policy.DefaultPolicies
-	if b, err := st.GetConfig(policyKind, policyKey); err == nil {
+	if b, err := configstore.New(st).Get(policyKind, policyKey); err == nil {
 		text = string(b)
 	} else if !errors.Is(err, engine.ErrNotFound) {
 		ix.Close()
@@ -124,9 +151,9 @@ func OpenApp(ctx context.Context, cfg AppConfig) (*App, error) {
 	if alpha <= 0 || alpha > 1 {
 		alpha = 0.2
 	}
-	c := &compose.Composer{Store: st, Index: ix, PEP: pep, Expand: cfg.Expand, Settings: settings, GraphShare: cfg.GraphShare,
+	c := &compose.Composer{Store: st, Logs: logs, Delivery: dl, Index: ix, PEP: pep, Expand: cfg.Expand, Settings: settings, GraphShare: cfg.GraphShare,
 		PropagationRate: cfg.PropagationRate, SimilarErrorScore: cfg.SimilarErrorScore, Logger: log}
-	return &App{Store: st, Index: ix, PEP: pep, Logger: log, Settings: settings, FeedbackAlpha: alpha, Composer: c,
+	return &App{Store: st, Tokens: tokens, Delivery: dl, Logs: logs, Index: ix, PEP: pep, Logger: log, Settings: settings, FeedbackAlpha: alpha, Composer: c,
 		Injector: compose.NewInjector(c)}, nil
 }
 
@@ -136,7 +163,7 @@ func (a *App) SetPolicies(text string) error {
 	if _, err := policy.New(text); err != nil {
 		return err
 	}
-	if err := a.Store.PutConfig(policyKind, policyKey, []byte(text)); err != nil {
+	if err := configstore.New(a.Store).Put(policyKind, policyKey, []byte(text)); err != nil {
 		return err
 	}
 	return a.PEP.Replace(text)

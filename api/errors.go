@@ -11,6 +11,7 @@ import (
 
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/index"
 	"github.com/kgctx/kgctx/index/embed"
 	"github.com/kgctx/kgctx/policy"
@@ -47,7 +48,7 @@ var statusTable = []struct {
 	{engine.ErrInvalidInput, http.StatusUnprocessableEntity, "invalid_input"},
 	{engine.ErrDimensionMismatch, http.StatusUnprocessableEntity, "dimension_mismatch"},
 	{engine.ErrForbidden, http.StatusForbidden, "forbidden"},
-	{engine.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
+	{auth.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
 	{engine.ErrTooLarge, http.StatusRequestEntityTooLarge, "too_large"},
 	{engine.ErrConflict, http.StatusConflict, "conflict"},
 	{engine.ErrClosed, http.StatusServiceUnavailable, "shutting_down"},

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
 )
 
 type tokenRequest struct {
@@ -30,7 +31,7 @@ func (s *Server) handleCreateToken(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	if !slices.Contains([]string{engine.RoleAgent, engine.RoleImporter, engine.RoleOrgAdmin}, req.Role) {
+	if !slices.Contains([]string{auth.RoleAgent, auth.RoleImporter, auth.RoleOrgAdmin}, req.Role) {
 		return fieldError("role must be agent, importer or org_admin (operators come from the bootstrap token)")
 	}
 	if err := engine.ValidateID(req.OrgID); err != nil {
@@ -47,8 +48,8 @@ func (s *Server) handleCreateToken(c echo.Context) error {
 	if req.ProjectIDs == nil {
 		req.ProjectIDs = []string{}
 	}
-	secret := engine.NewTokenSecret()
-	if err := s.app.Store.PutToken(secret, engine.Token{OrgID: req.OrgID, AgentID: req.AgentID, Role: req.Role, ProjectIDs: req.ProjectIDs}); err != nil {
+	secret := auth.NewTokenSecret()
+	if err := s.app.Tokens.PutToken(secret, auth.Token{OrgID: req.OrgID, AgentID: req.AgentID, Role: req.Role, ProjectIDs: req.ProjectIDs}); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, tokenResponse{Token: secret, OrgID: req.OrgID, AgentID: req.AgentID, Role: req.Role, ProjectIDs: req.ProjectIDs})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/policy"
 )
 
@@ -35,9 +36,9 @@ type graphContextRequest struct {
 
 // principal builds the Cedar principal of a request: the token decides the
 // org, role and projects; only operators act for the org the body names.
-func principal(tok engine.Token, agentID, org, sessionProject string) policy.Identity {
+func principal(tok auth.Token, agentID, org, sessionProject string) policy.Identity {
 	id := policy.Identity{AgentID: tok.AgentID, OrgID: tok.OrgID, Role: tok.Role, ProjectIDs: tok.ProjectIDs, SessionProjectID: sessionProject}
-	if tok.Role == engine.RoleOperator {
+	if tok.Role == auth.RoleOperator {
 		id.OrgID = org
 		if agentID != "" {
 			id.AgentID = agentID
@@ -94,7 +95,7 @@ type ragRequestJSON struct {
 }
 
 // scopeOf checks a body's identity and scope against the token.
-func scopeOf(tok engine.Token, id identityJSON, sc scopeJSON) (engine.Tenant, error) {
+func scopeOf(tok auth.Token, id identityJSON, sc scopeJSON) (engine.Tenant, error) {
 	scope := engine.Tenant{Org: sc.OrgID, Project: sc.ProjectID}
 	if scope.Org == "" {
 		scope.Org = id.OrgID

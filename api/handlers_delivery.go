@@ -8,6 +8,8 @@ import (
 
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
+	"github.com/kgctx/kgctx/engine/delivery"
 )
 
 // DefaultLeaseSeconds is a claim's lease when the body names none.
@@ -25,7 +27,7 @@ func (s *Server) sessionOf(c echo.Context, bodyOrg string) (org, session string,
 		return "", "", fieldError("sessionId in path: %v", err)
 	}
 	tok := token(c)
-	if tok.Role != engine.RoleOperator {
+	if tok.Role != auth.RoleOperator {
 		if bodyOrg != "" && bodyOrg != tok.OrgID {
 			return "", "", apiErr(http.StatusForbidden, "forbidden", "the token belongs to org %q, not %q", tok.OrgID, bodyOrg)
 		}
@@ -41,7 +43,7 @@ func (s *Server) sessionOf(c echo.Context, bodyOrg string) (org, session string,
 		}
 		return org, session, nil
 	}
-	orgs, err := s.app.Store.SessionOrgs(session)
+	orgs, err := s.app.Store.KV().SessionOrgs(session)
 	if err != nil {
 		return "", "", err
 	}
@@ -61,7 +63,7 @@ type injectJSON struct {
 	Attempts       int      `json:"attempts"`
 }
 
-func toInjectJSON(in *engine.Inject) *injectJSON {
+func toInjectJSON(in *delivery.Inject) *injectJSON {
 	if in == nil {
 		return nil
 	}
@@ -75,22 +77,22 @@ func leaseDuration(secs *int, def int) (time.Duration, error) {
 		return time.Duration(def) * time.Second, nil
 	}
 	n := *secs
-	if n <= 0 || time.Duration(n)*time.Second > engine.MaxLease {
-		return 0, fieldError("leaseSeconds %d is outside 1..%d", n, int(engine.MaxLease.Seconds()))
+	if n <= 0 || time.Duration(n)*time.Second > delivery.MaxLease {
+		return 0, fieldError("leaseSeconds %d is outside 1..%d", n, int(delivery.MaxLease.Seconds()))
 	}
 	return time.Duration(n) * time.Second, nil
 }
 
 type claimRequest struct {
-	WorkerID     string                 `json:"workerId"`
-	LeaseSeconds *int                   `json:"leaseSeconds"`
-	OrgID        string                 `json:"orgId"`
-	ProjectID    string                 `json:"projectId"`
-	AgentID      string                 `json:"agentId"`
-	WorkType     string                 `json:"workType"`
-	QueryText    string                 `json:"queryText"`
-	WorkItem     compose.WorkItem       `json:"workItem"`
-	Capability   engine.LeaseCapability `json:"capability"`
+	WorkerID     string                   `json:"workerId"`
+	LeaseSeconds *int                     `json:"leaseSeconds"`
+	OrgID        string                   `json:"orgId"`
+	ProjectID    string                   `json:"projectId"`
+	AgentID      string                   `json:"agentId"`
+	WorkType     string                   `json:"workType"`
+	QueryText    string                   `json:"queryText"`
+	WorkItem     compose.WorkItem         `json:"workItem"`
+	Capability   delivery.LeaseCapability `json:"capability"`
 }
 
 // handleClaim leases the session to the worker, composes and logs the
@@ -124,7 +126,7 @@ func (s *Server) handleClaim(c echo.Context) error {
 		return err
 	}
 	now := time.Now()
-	lease, err := s.app.Store.ClaimLease(engine.Lease{SessionID: session, WorkerID: req.WorkerID, OrgID: req.OrgID,
+	lease, err := s.app.Delivery.ClaimLease(delivery.Lease{SessionID: session, WorkerID: req.WorkerID, OrgID: req.OrgID,
 		ProjectID: req.ProjectID, AgentID: req.AgentID, WorkType: req.WorkType, Capability: req.Capability}, d, now)
 	if err != nil {
 		return err
@@ -139,7 +141,7 @@ func (s *Server) handleClaim(c echo.Context) error {
 	out := map[string]any{"workerId": lease.WorkerID, "expiresAt": lease.ExpiresAt, "logId": block.LogID, "enqueued": false}
 	mem, err := s.app.Settings.MemoryConfig(engine.Tenant{Org: req.OrgID, Project: req.ProjectID})
 	if err == nil && mem.RuntimeInjectEnabled && block.Block != "" {
-		_, dup, err := s.app.Store.Enqueue(engine.Inject{SessionID: session, OrgID: req.OrgID, AgentID: req.AgentID,
+		_, dup, err := s.app.Delivery.Enqueue(delivery.Inject{SessionID: session, OrgID: req.OrgID, AgentID: req.AgentID,
 			Text: block.Block, ObservationIDs: block.ObservationIDs}, now)
 		if err != nil {
 			s.log.Warn("enqueue the start-of-session block", "session", session, "err", err)
@@ -147,7 +149,7 @@ func (s *Server) handleClaim(c echo.Context) error {
 			out["enqueued"], out["duplicate"] = !dup, dup
 		}
 	}
-	in, err := s.app.Store.ClaimInject(req.OrgID, session, req.WorkerID, now)
+	in, err := s.app.Delivery.ClaimInject(req.OrgID, session, req.WorkerID, now)
 	if err != nil {
 		s.log.Warn("hand over an inject at claim", "session", session, "err", err)
 	}
@@ -192,11 +194,11 @@ func (s *Server) handleRefresh(c echo.Context) error {
 		return err
 	}
 	now := time.Now()
-	lease, err := s.app.Store.RefreshLease(org, session, req.WorkerID, d, now)
+	lease, err := s.app.Delivery.RefreshLease(org, session, req.WorkerID, d, now)
 	if err != nil {
 		return err
 	}
-	in, err := s.app.Store.ClaimInject(org, session, req.WorkerID, now)
+	in, err := s.app.Delivery.ClaimInject(org, session, req.WorkerID, now)
 	if err != nil {
 		return err
 	}
@@ -217,7 +219,7 @@ func (s *Server) handleEnqueue(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	row, dup, err := s.app.Store.Enqueue(engine.Inject{SessionID: session, OrgID: org, AgentID: req.AgentID,
+	row, dup, err := s.app.Delivery.Enqueue(delivery.Inject{SessionID: session, OrgID: org, AgentID: req.AgentID,
 		Text: req.Text, ObservationIDs: req.ObservationIDs}, time.Now())
 	if err != nil {
 		return err
@@ -237,7 +239,7 @@ func (s *Server) handleClaimInject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in, err := s.app.Store.ClaimInject(org, session, req.WorkerID, time.Now())
+	in, err := s.app.Delivery.ClaimInject(org, session, req.WorkerID, time.Now())
 	if err != nil {
 		return err
 	}
@@ -252,7 +254,7 @@ func (s *Server) handleAck(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.app.Store.AckInject(org, session, c.Param("deliveryId")); err != nil {
+	if err := s.app.Delivery.AckInject(org, session, c.Param("deliveryId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -278,7 +280,7 @@ func (s *Server) handleVerbEvent(c echo.Context) error {
 	}
 	ev.OrgID = t.Org
 	e := compose.Event{VerbEvent: ev, Identity: principal(tok, ev.AgentID, ev.OrgID, ev.ProjectID)}
-	if l, err := s.app.Store.LeaseOf(org, session); err == nil {
+	if l, err := s.app.Delivery.LeaseOf(org, session); err == nil {
 		e.SupportsMessageInjection = l.Capability.SupportsMessageInjection
 		e.LeaseProjectID = l.ProjectID
 	}

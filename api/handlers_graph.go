@@ -11,6 +11,7 @@ import (
 
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/engine/tripletio"
 )
 
@@ -90,7 +91,7 @@ func (s *Server) handleImport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.app.Store.Import(c.Request().Context(), t, ts, engine.ImportOptions{AllowCrossOrg: tok.Role == engine.RoleOperator,
+	res, err := s.app.Store.Import(c.Request().Context(), t, ts, engine.ImportOptions{AllowCrossOrg: tok.Role == auth.RoleOperator,
 		Lines: lines, Relationships: preds.Set()})
 	if err != nil {
 		s.metrics.triplets.WithLabelValues("rejected").Add(float64(len(ts)))
@@ -221,8 +222,8 @@ func (s *Server) handlePutPredicates(c echo.Context) error {
 // may not write: every endpoint placed in another project of the org
 // (sourceProjectId, targetProjectId) must be one of the token's projects
 // when it lists some. The path's project was checked by tenant.
-func checkWriteProjects(tok engine.Token, t engine.Tenant, ts []engine.TripletInput, lines []int) error {
-	if tok.Role == engine.RoleOperator || len(tok.ProjectIDs) == 0 {
+func checkWriteProjects(tok auth.Token, t engine.Tenant, ts []engine.TripletInput, lines []int) error {
+	if tok.Role == auth.RoleOperator || len(tok.ProjectIDs) == 0 {
 		return nil
 	}
 	for i := range ts {

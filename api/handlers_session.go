@@ -10,6 +10,8 @@ import (
 
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
+	"github.com/kgctx/kgctx/engine/sessionlog"
 )
 
 func (s *Server) handleGetMemoryConfig(c echo.Context) error {
@@ -175,7 +177,7 @@ func (s *Server) handleSessionContext(c echo.Context) error {
 }
 
 func (s *Server) handlePostInjectionLog(c echo.Context) error {
-	var l engine.InjectionLog
+	var l sessionlog.InjectionLog
 	if err := decodeJSON(c, &l); err != nil {
 		return err
 	}
@@ -190,7 +192,7 @@ func (s *Server) handlePostInjectionLog(c echo.Context) error {
 		return fieldError("sessionId: %v", err)
 	}
 	l.ID, l.FeedbackApplied = "", nil
-	id, err := s.app.Store.PutInjectionLog(l)
+	id, err := s.app.Logs.PutInjectionLog(l)
 	if err != nil {
 		return err
 	}
@@ -201,7 +203,7 @@ func (s *Server) handlePostInjectionLog(c echo.Context) error {
 // its injection logs as the caller may see them (ids it may not read left
 // out). A token limited to some projects may not read the logs of a
 // session of another project.
-func (s *Server) sessionLogs(c echo.Context, bodyOrg string) (org, session string, logs []engine.InjectionLog, err error) {
+func (s *Server) sessionLogs(c echo.Context, bodyOrg string) (org, session string, logs []sessionlog.InjectionLog, err error) {
 	org, session, err = s.sessionOf(c, bodyOrg)
 	if err != nil {
 		return "", "", nil, err
@@ -225,7 +227,7 @@ func (s *Server) handleGetInjectionLogs(c echo.Context) error {
 		return err
 	}
 	if logs == nil {
-		logs = []engine.InjectionLog{}
+		logs = []sessionlog.InjectionLog{}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"logs": logs})
 }
@@ -240,7 +242,7 @@ func (s *Server) handleFeedback(c echo.Context) error {
 		return err
 	}
 	switch body.Outcome {
-	case engine.OutcomeHelpful, engine.OutcomeMisleading, engine.OutcomeNeutral:
+	case sessionlog.OutcomeHelpful, sessionlog.OutcomeMisleading, sessionlog.OutcomeNeutral:
 	default:
 		return fieldError("outcome must be helpful, misleading or neutral")
 	}
@@ -251,7 +253,7 @@ func (s *Server) handleFeedback(c echo.Context) error {
 	if len(logs) == 0 {
 		return apiErr(http.StatusNotFound, "not_found", "session %q has no injection logs", session)
 	}
-	res, err := s.app.Store.ApplyFeedback(c.Request().Context(), org, session, body.Outcome, s.app.FeedbackAlpha)
+	res, err := s.app.Logs.ApplyFeedback(c.Request().Context(), org, session, body.Outcome, s.app.FeedbackAlpha)
 	if err != nil {
 		return err
 	}
@@ -286,7 +288,7 @@ func putConfig[T any](get func() (T, error), set func(T) error) echo.HandlerFunc
 
 // orgProject fills a body's org from the token, validates org and project
 // and checks the token may act on them.
-func orgProject(tok engine.Token, org, project string) (engine.Tenant, error) {
+func orgProject(tok auth.Token, org, project string) (engine.Tenant, error) {
 	if org == "" {
 		org = tok.OrgID
 	}
@@ -302,7 +304,7 @@ func orgProject(tok engine.Token, org, project string) (engine.Tenant, error) {
 
 // orgOptionalProject is orgProject for bodies whose projectId may be
 // absent (the org is then the whole scope).
-func orgOptionalProject(tok engine.Token, org, project string) (engine.Tenant, error) {
+func orgOptionalProject(tok auth.Token, org, project string) (engine.Tenant, error) {
 	if project == "" {
 		if org == "" {
 			org = tok.OrgID

@@ -13,7 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
 )
 
 // Config configures a Server. Zero fields mean defaults.
@@ -55,7 +55,7 @@ type Server struct {
 }
 
 // role ranks: a route names the least role it admits.
-var roleRank = map[string]int{engine.RoleAgent: 1, engine.RoleImporter: 2, engine.RoleOrgAdmin: 3, engine.RoleOperator: 4}
+var roleRank = map[string]int{auth.RoleAgent: 1, auth.RoleImporter: 2, auth.RoleOrgAdmin: 3, auth.RoleOperator: 4}
 
 type route struct {
 	method, path string
@@ -159,29 +159,29 @@ func bodyDone(r *http.Request) bool {
 
 const ctxToken = "kgctx.token"
 
-func (s *Server) authenticate(req *http.Request) (engine.Token, error) {
+func (s *Server) authenticate(req *http.Request) (auth.Token, error) {
 	h := req.Header.Get("Authorization")
 	secret, ok := strings.CutPrefix(h, "Bearer ")
 	if !ok || strings.TrimSpace(secret) == "" {
-		return engine.Token{}, apiErr(http.StatusUnauthorized, "unauthorized", "missing bearer token: send Authorization: Bearer <token>")
+		return auth.Token{}, apiErr(http.StatusUnauthorized, "unauthorized", "missing bearer token: send Authorization: Bearer <token>")
 	}
-	tok, err := s.app.Store.LookupToken(strings.TrimSpace(secret))
+	tok, err := s.app.Tokens.LookupToken(strings.TrimSpace(secret))
 	if err != nil {
-		return engine.Token{}, apiErr(http.StatusUnauthorized, "unauthorized", "unknown token")
+		return auth.Token{}, apiErr(http.StatusUnauthorized, "unauthorized", "unknown token")
 	}
 	return tok, nil
 }
 
-func token(c echo.Context) engine.Token {
-	t, _ := c.Get(ctxToken).(engine.Token)
+func token(c echo.Context) auth.Token {
+	t, _ := c.Get(ctxToken).(auth.Token)
 	return t
 }
 
 // checkOrg enforces that the org (and project, when given) named by a path
 // or body is one the token may act on: its own org (operators: any), and
 // one of its projects when it lists some.
-func checkOrg(tok engine.Token, org, project string) error {
-	if tok.Role == engine.RoleOperator {
+func checkOrg(tok auth.Token, org, project string) error {
+	if tok.Role == auth.RoleOperator {
 		return nil
 	}
 	if org != tok.OrgID {

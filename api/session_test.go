@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/sessionlog"
 )
 
 func TestSessionMemoryEndToEnd(t *testing.T) {
@@ -117,7 +118,7 @@ func TestSessionMemoryEndToEnd(t *testing.T) {
 		t.Fatalf("post log: %d %s", r.status, r.body)
 	}
 	r = s.do("GET", "/v1/sessions/ses_abc/injection-logs", ag, "", nil)
-	var logs struct{ Logs []engine.InjectionLog }
+	var logs struct{ Logs []sessionlog.InjectionLog }
 	r.json(t, &logs)
 	if r.status != 200 || len(logs.Logs) != 2 || logs.Logs[1].ID != blockLog {
 		t.Fatalf("logs: %d %s", r.status, r.body)
@@ -131,7 +132,7 @@ func TestSessionMemoryEndToEnd(t *testing.T) {
 	}
 	// Feedback: helpful once per log.
 	r = s.post("/v1/sessions/ses_abc/feedback", ag, map[string]string{"outcome": "helpful"})
-	var fb struct{ Updated engine.FeedbackResult }
+	var fb struct{ Updated sessionlog.FeedbackResult }
 	r.json(t, &fb)
 	if r.status != 200 || fb.Updated.Observations == 0 || fb.Updated.Edges != 1 {
 		t.Fatalf("feedback: %d %s", r.status, r.body)

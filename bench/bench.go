@@ -21,6 +21,7 @@ import (
 	"github.com/kgctx/kgctx/bench/workload"
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/policy"
 )
 
@@ -366,8 +367,8 @@ func measureHTTPPaths(ctx context.Context, cfg Config, app *api.App, rep *Report
 	}
 	go srv.Serve(ln)
 	defer srv.Shutdown(context.Background())
-	tok := engine.NewTokenSecret()
-	if err := app.Store.PutToken(tok, engine.Token{OrgID: Tenant.Org, AgentID: "bench", Role: engine.RoleAgent}); err != nil {
+	tok := auth.NewTokenSecret()
+	if err := app.Tokens.PutToken(tok, auth.Token{OrgID: Tenant.Org, AgentID: "bench", Role: auth.RoleAgent}); err != nil {
 		return err
 	}
 	cl := &client{url: "http://" + ln.Addr().String(), tok: tok,

@@ -12,6 +12,7 @@ import (
 	kgclient "github.com/kgctx/kgctx/api/client"
 	"github.com/kgctx/kgctx/bench/workload"
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/engine/tripletio"
 )
 
@@ -89,8 +90,8 @@ func runImport(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	go srv.Serve(ln)
 	defer srv.Shutdown(context.Background())
-	tok := engine.NewTokenSecret()
-	if err := app.Store.PutToken(tok, engine.Token{OrgID: Tenant.Org, AgentID: "bench-importer", Role: engine.RoleImporter}); err != nil {
+	tok := auth.NewTokenSecret()
+	if err := app.Tokens.PutToken(tok, auth.Token{OrgID: Tenant.Org, AgentID: "bench-importer", Role: auth.RoleImporter}); err != nil {
 		return nil, err
 	}
 	cl, err := kgclient.New("http://"+ln.Addr().String(), tok, nil)

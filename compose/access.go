@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/sessionlog"
 	"github.com/kgctx/kgctx/policy"
 )
 
@@ -92,8 +93,8 @@ func (c *Composer) Observation(id policy.Identity, t engine.Tenant, obsID string
 // (ids of items deleted since cannot be checked, so they are left out
 // too). The stored logs keep everything, so feedback still reaches all
 // that the session was shown.
-func (c *Composer) InjectionLogs(id policy.Identity, org, session string) ([]engine.InjectionLog, error) {
-	logs, err := c.Store.InjectionLogs(org, session)
+func (c *Composer) InjectionLogs(id policy.Identity, org, session string) ([]sessionlog.InjectionLog, error) {
+	logs, err := c.Logs.InjectionLogs(org, session)
 	if err != nil || len(logs) == 0 {
 		return logs, err
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/configstore"
 )
 
 // document is one kind of configuration document (a project's memory
@@ -23,7 +24,7 @@ import (
 //
 // Safe for concurrent use.
 type document[K comparable, T any] struct {
-	st   *engine.Store
+	cs   *configstore.Store
 	kind string
 	key  func(K) string
 	// def is the value of a key nothing was stored under.
@@ -52,7 +53,7 @@ func (d *document[K, T]) Get(k K) (T, error) {
 		return d.clone(v), nil
 	}
 	v = d.def()
-	b, err := d.st.GetConfig(d.kind, d.key(k))
+	b, err := d.cs.Get(d.kind, d.key(k))
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
 	case err != nil:
@@ -85,7 +86,7 @@ func (d *document[K, T]) Set(k K, v T) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.st.PutConfig(d.kind, d.key(k), b); err != nil {
+	if err := d.cs.Put(d.kind, d.key(k), b); err != nil {
 		return err
 	}
 	if d.cache == nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/sessionlog"
 	"github.com/kgctx/kgctx/index"
 	"github.com/kgctx/kgctx/index/embed"
 	"github.com/kgctx/kgctx/policy"
@@ -74,7 +75,11 @@ func TestBlocksIndependentOfImportParallelism(t *testing.T) {
 			t.Fatal(err)
 		}
 		pep, _ := policy.New(policy.DefaultPolicies)
-		return &Composer{Store: st, Index: ix, PEP: pep, Settings: NewSettings(st)}, func() { ix.Close(); st.Close() }
+		logs, err := sessionlog.New(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Composer{Store: st, Logs: logs, Index: ix, PEP: pep, Settings: NewSettings(st)}, func() { ix.Close(); st.Close() }
 	}
 	a, closeA := build(1, 1, 1)
 	defer closeA()

@@ -13,6 +13,8 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/delivery"
+	"github.com/kgctx/kgctx/engine/sessionlog"
 	"github.com/kgctx/kgctx/index"
 	"github.com/kgctx/kgctx/index/fuse"
 	"github.com/kgctx/kgctx/policy"
@@ -34,8 +36,13 @@ const (
 // Composer builds blocks from a store, its seed index and a PEP.
 type Composer struct {
 	Store *engine.Store
-	Index *index.Index
-	PEP   *policy.PEP
+	// Logs keeps the injection logs of session blocks; Delivery queues the
+	// in-session injects. Both are the store's (sessionlog.New,
+	// delivery.New).
+	Logs     *sessionlog.Store
+	Delivery *delivery.Store
+	Index    *index.Index
+	PEP      *policy.PEP
 	// Expand holds the walk's caps and decay (MaxFanout, MaxVisited,
 	// HopDecay); Depth comes from each request. MaxFanout also bounds the
 	// errors a tool's success visits (see propagationTargets).

@@ -13,6 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/delivery"
+	"github.com/kgctx/kgctx/engine/enginetest"
+	"github.com/kgctx/kgctx/engine/sessionlog"
 	"github.com/kgctx/kgctx/index"
 	"github.com/kgctx/kgctx/index/embed"
 	"github.com/kgctx/kgctx/index/fuse"
@@ -46,18 +49,20 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	enginetest.CloseAtEnd(t, st, ix.Close)
 	pep, err := policy.New(policy.DefaultPolicies)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := st.Check(); err != nil {
-			t.Errorf("Check: %v", err)
-		}
-		ix.Close()
-		st.Close()
-	})
-	return &env{st: st, ix: ix, c: &Composer{Store: st, Index: ix, PEP: pep}}
+	logs, err := sessionlog.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl, err := delivery.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{st: st, ix: ix, c: &Composer{Store: st, Logs: logs, Delivery: dl, Index: ix, PEP: pep}}
 }
 
 func (e *env) load(t testing.TB, ten engine.Tenant, ts ...engine.TripletInput) {

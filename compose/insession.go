@@ -13,6 +13,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/delivery"
 	"github.com/kgctx/kgctx/index"
 	"github.com/kgctx/kgctx/index/fuse"
 	"github.com/kgctx/kgctx/policy"
@@ -240,7 +241,7 @@ func (in *Injector) delivered(org, session string) (map[string]bool, error) {
 	seeded := st.seeded
 	in.mu.Unlock()
 	if !seeded {
-		logs, err := in.C.Store.InjectionLogs(org, session)
+		logs, err := in.C.Logs.InjectionLogs(org, session)
 		if err != nil {
 			return nil, err
 		}
@@ -349,7 +350,7 @@ func (in *Injector) Handle(ctx context.Context, ev Event) (InjectionResult, erro
 		return done(outcome)
 	}
 	if ev.SupportsMessageInjection {
-		_, dup, err := in.C.Store.Enqueue(engine.Inject{SessionID: ev.SessionID, OrgID: ev.OrgID, AgentID: agent,
+		_, dup, err := in.C.Delivery.Enqueue(delivery.Inject{SessionID: ev.SessionID, OrgID: ev.OrgID, AgentID: agent,
 			Text: m.block, ObservationIDs: m.obsIDs}, time.Now())
 		if err != nil {
 			in.C.log().Warn("enqueue in-session inject; kept for the next turn instead", "session", ev.SessionID, "err", err)

@@ -74,7 +74,7 @@ func TestInjectorOutcomes(t *testing.T) {
 	if r.Outcome != OutcomeInjected || !r.Pushed {
 		t.Fatalf("injected: %+v", r)
 	}
-	q, _ := e.st.PendingInjects("org_a", "ses_live")
+	q, _ := e.c.Delivery.PendingInjects("org_a", "ses_live")
 	if len(q) != 1 || q[0].Text != r.Block {
 		t.Fatalf("durable queue: %+v", q)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/sessionlog"
 	"github.com/kgctx/kgctx/index"
 	"github.com/kgctx/kgctx/index/fuse"
 	"github.com/kgctx/kgctx/policy"
@@ -196,11 +197,11 @@ func (c *Composer) SessionBlock(ctx context.Context, req SessionRequest) (*Sessi
 			return nil, err
 		}
 	}
-	log := engine.InjectionLog{SessionID: req.SessionID, WorkType: cmpOrStr(req.WorkType, "unknown"), BudgetTokens: out.BudgetTokens,
+	log := sessionlog.InjectionLog{SessionID: req.SessionID, WorkType: cmpOrStr(req.WorkType, "unknown"), BudgetTokens: out.BudgetTokens,
 		ActualTokens: out.ActualTokens, ObservationIDs: out.ObservationIDs, SessionSummaryIDs: out.SessionSummaryIDs,
 		GraphNodeIDs: out.GraphNodeIDs, GraphEdgeKeys: out.GraphEdgeKeys, QueryText: out.QueryText,
 		OrgID: req.Scope.Org, ProjectID: req.Scope.Project}
-	if out.LogID, err = c.Store.PutInjectionLog(log); err != nil {
+	if out.LogID, err = c.Logs.PutInjectionLog(log); err != nil {
 		return nil, err
 	}
 	return out, nil

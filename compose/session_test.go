@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/sessionlog"
 	"github.com/kgctx/kgctx/policy"
 )
 
@@ -84,7 +85,7 @@ func TestSessionBlockFormatAndBudget(t *testing.T) {
 		t.Fatalf("ids: %+v", b)
 	}
 	// The log holds exactly what was returned.
-	logs, err := e.st.InjectionLogs("org_a", "ses_1")
+	logs, err := e.c.Logs.InjectionLogs("org_a", "ses_1")
 	if err != nil || len(logs) != 1 || logs[0].ID != b.LogID || logs[0].ActualTokens != b.ActualTokens ||
 		fmt.Sprint(logs[0].ObservationIDs) != fmt.Sprint(b.ObservationIDs) || fmt.Sprint(logs[0].GraphEdgeKeys) != fmt.Sprint(b.GraphEdgeKeys) ||
 		logs[0].QueryText != "auth middleware null pointer" || logs[0].WorkType != WorkBugFix {
@@ -151,7 +152,7 @@ func TestSessionGatesTruthTable(t *testing.T) {
 						if hasGraph != wantGraph || b.Gates.GraphIncluded != wantGraph || hasObs != memory || (!memory && b.Block != "") {
 							t.Fatalf("memory=%v graph=%v kg=%v work=%s asked=%v: graph %v obs %v block %q", memory, graph, kg, wt, asked, hasGraph, hasObs, b.Block)
 						}
-						if logs, _ := e.st.InjectionLogs(req.Scope.Org, req.SessionID); len(logs) != 1 {
+						if logs, _ := e.c.Logs.InjectionLogs(req.Scope.Org, req.SessionID); len(logs) != 1 {
 							t.Fatalf("not logged: %v", logs)
 						}
 					}
@@ -208,13 +209,13 @@ func TestSessionFeedbackChangesRankings(t *testing.T) {
 	// observation only; the graph's AlphaService edge goes down too.
 	for i := range 3 {
 		sess := fmt.Sprintf("ses_fb%d", i)
-		l := engine.InjectionLog{SessionID: sess, OrgID: "org_a", ProjectID: "proj_1", ObservationIDs: []string{top}}
+		l := sessionlog.InjectionLog{SessionID: sess, OrgID: "org_a", ProjectID: "proj_1", ObservationIDs: []string{top}}
 		q, _ := e.st.QueryTriplets(tenA, engine.TripletQuery{Object: "AlphaService"})
 		l.GraphEdgeKeys = []engine.EdgeKey{{SourceID: q[0].SourceNodeID, TargetID: q[0].TargetNodeID, RelationshipName: "calls"}}
-		if _, err := e.st.PutInjectionLog(l); err != nil {
+		if _, err := e.c.Logs.PutInjectionLog(l); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.st.ApplyFeedback(ctx, "org_a", sess, engine.OutcomeMisleading, 0.2); err != nil {
+		if _, err := e.c.Logs.ApplyFeedback(ctx, "org_a", sess, sessionlog.OutcomeMisleading, 0.2); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/configstore"
 )
 
 // Work types the references name; any other string is "unknown".
@@ -224,7 +225,7 @@ const (
 // (durable in the store, cached in memory, copies handed out). Safe for
 // concurrent use.
 type Settings struct {
-	st        *engine.Store
+	cs        *configstore.Store
 	memory    document[engine.Tenant, MemoryConfig]
 	plans     document[string, OrgPlan]
 	recall    document[struct{}, RecallMatrix]
@@ -239,18 +240,19 @@ func single(struct{}) string { return cfgSingle }
 
 // NewSettings returns the settings of st.
 func NewSettings(st *engine.Store) *Settings {
-	return &Settings{st: st,
-		memory: document[engine.Tenant, MemoryConfig]{st: st, kind: cfgMemory, key: tenantKey,
+	cs := configstore.New(st)
+	return &Settings{cs: cs,
+		memory: document[engine.Tenant, MemoryConfig]{cs: cs, kind: cfgMemory, key: tenantKey,
 			def: func() MemoryConfig { return DefaultMemoryConfig.clone() }, normalize: (*MemoryConfig).normalize, clone: MemoryConfig.clone},
-		plans: document[string, OrgPlan]{st: st, kind: cfgPlan, key: func(org string) string { return org },
+		plans: document[string, OrgPlan]{cs: cs, kind: cfgPlan, key: func(org string) string { return org },
 			def: func() OrgPlan { return OrgPlan{Features: map[string]bool{}} }, normalize: (*OrgPlan).normalize, clone: OrgPlan.clone},
-		recall: document[struct{}, RecallMatrix]{st: st, kind: cfgRecall, key: single,
+		recall: document[struct{}, RecallMatrix]{cs: cs, kind: cfgRecall, key: single,
 			def: DefaultRecallMatrix, normalize: (*RecallMatrix).normalize, clone: RecallMatrix.clone},
-		budgets: document[struct{}, BudgetConfig]{st: st, kind: cfgBudgets, key: single,
+		budgets: document[struct{}, BudgetConfig]{cs: cs, kind: cfgBudgets, key: single,
 			def: DefaultBudgets, normalize: (*BudgetConfig).normalize, clone: BudgetConfig.clone},
-		insession: document[struct{}, InSessionConfig]{st: st, kind: cfgInSession, key: single,
+		insession: document[struct{}, InSessionConfig]{cs: cs, kind: cfgInSession, key: single,
 			def: DefaultInSessionConfig, normalize: (*InSessionConfig).normalize, clone: InSessionConfig.clone},
-		preds: document[engine.Tenant, PredicateConfig]{st: st, kind: cfgPreds, key: tenantKey,
+		preds: document[engine.Tenant, PredicateConfig]{cs: cs, kind: cfgPreds, key: tenantKey,
 			def: func() PredicateConfig { return PredicateConfig{Mode: PredicatesOpen} }, normalize: (*PredicateConfig).normalize, clone: PredicateConfig.clone},
 	}
 }
@@ -419,7 +421,7 @@ func (s *Settings) GraphEnabledForProject(t engine.Tenant) (bool, error) {
 // Projects returns every tenant with a stored memory configuration.
 func (s *Settings) Projects() ([]engine.Tenant, error) {
 	var out []engine.Tenant
-	err := s.st.EachConfig(cfgMemory, func(key string, _ []byte) error {
+	err := s.cs.Each(cfgMemory, func(key string, _ []byte) error {
 		org, project, ok := strings.Cut(key, "/")
 		if ok {
 			out = append(out, engine.Tenant{Org: org, Project: project})

@@ -92,9 +92,9 @@ func (s *Store) Attach(ctx context.Context, ix Indexer) error {
 			}
 		}
 	}
-	s.q.mu.Lock()
-	s.q.indexers = append(s.q.indexers[:len(s.q.indexers):len(s.q.indexers)], ix)
-	s.q.mu.Unlock()
+	s.aq.mu.Lock()
+	s.aq.indexers = append(s.aq.indexers[:len(s.aq.indexers):len(s.aq.indexers)], ix)
+	s.aq.mu.Unlock()
 	return nil
 }
 

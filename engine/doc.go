@@ -1,6 +1,15 @@
-// Package engine is kgctx's store: the domain types (Node, Triplet, Tenant,
-// tokens; later observations, injection logs and injects), their Badger
-// persistence, and the in-memory graph image that blocks are composed from.
+// Package engine is kgctx's store: the graph core. It holds the domain
+// types (Node, Triplet, Tenant, Observation), their Badger persistence, the
+// in-memory graph image that blocks are composed from, the change log the
+// indexes follow, the store's upgrades and its consistency check (Check).
+//
+// Beside it, sharing its one Badger through the store's key-value handle
+// (KV, kv.go), live the packages of the other concerns: engine/delivery
+// (session leases and the inject queue), engine/sessionlog (injection logs
+// and feedback), engine/auth (tokens) and engine/configstore
+// (configuration documents). They import engine, never the reverse; their
+// key prefixes are listed in keys.go, with the core's, so that upgrades can
+// move their records. engine/enginetest is the test kit.
 //
 // # Layout
 //

@@ -148,14 +148,17 @@ type obsRec struct {
 	created   int64
 }
 
-var obsIDEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
-func newObsID() string {
+// NewID returns a fresh random id: kind, '_' and 16 lower-case base32
+// characters (80 random bits). Observations ("obs"), injection logs ("log")
+// and deliveries ("dlv") are named this way.
+func NewID(kind string) string {
 	var b [10]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic("BUG: crypto/rand failed: " + err.Error())
 	}
-	return "obs_" + obsIDEncoding.EncodeToString(b[:])
+	return kind + "_" + idEncoding.EncodeToString(b[:])
 }
 
 func encodeObs(dst []byte, r *obsRec, content string) []byte {
@@ -268,7 +271,7 @@ func (s *Store) AddObservations(ctx context.Context, t Tenant, in []ObservationI
 				w = *x.Weight
 			}
 			p := &pobs{id: b.s.next.obs, isNew: true, content: x.Content, vec: x.Vector, rec: obsRec{
-				id: newObsID(), tenant: tid, weight: w, created: b.now, session: x.Metadata.SessionID,
+				id: NewID("obs"), tenant: tid, weight: w, created: b.now, session: x.Metadata.SessionID,
 				namespace: x.Metadata.Namespace, workType: x.Metadata.WorkType,
 				paths: append([]string(nil), x.Metadata.Paths...), tags: append([]string(nil), x.Metadata.Tags...)}}
 			b.s.next.obs++

@@ -38,12 +38,9 @@ type Store struct {
 	seq  uint64 // last change-log sequence written (guarded by wmu)
 	next struct{ node, edge, obs uint32 }
 
-	q *indexQueue // applies change sets to the indexers
+	aq *applyQueue // applies change sets to the indexers (applyqueue.go)
 
-	tokens sync.Map // sha256 hex -> Token (cache of the token key space)
-
-	dmu       sync.Mutex // serialises lease and inject-queue transitions
-	injectSeq uint64     // last inject sequence (guarded by dmu)
+	kv KV // the handle the packages beside engine use (kv.go)
 
 	closed atomic.Bool
 }
@@ -104,11 +101,12 @@ func Open(dir string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("engine: open badger: %w", err)
 	}
 	s := &Store{db: db, opts: o, log: log, g: newGraph()}
+	s.kv.s = s
 	if err := s.load(); err != nil {
 		db.Close()
 		return nil, err
 	}
-	s.startQueue()
+	s.startApplyQueue()
 	return s, nil
 }
 
@@ -119,7 +117,7 @@ func (s *Store) Close() error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	s.stopQueue()
+	s.stopApplyQueue()
 	s.trimChangeLog()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("engine: close badger: %w", err)
@@ -183,9 +181,6 @@ func (s *Store) load() (err error) {
 			return err
 		}
 		s.next.obs = uint32(no)
-		if s.injectSeq, _, err = meta(keyMetaInjectSeq); err != nil {
-			return err
-		}
 		if s.seq, _, err = meta(keyMetaSeq); err != nil {
 			return err
 		}
@@ -295,9 +290,6 @@ func (s *Store) load() (err error) {
 		if err := b.writePages(); err != nil {
 			return fmt.Errorf("engine: drop dangling edges: %w", err)
 		}
-	}
-	if err := s.loadTokens(); err != nil {
-		return err
 	}
 	s.log.Info("store loaded", "nodes", g.liveNodes, "edges", g.liveEdges, "observations", g.liveObs, "dim", s.dim, "took", time.Since(start).String())
 	return nil

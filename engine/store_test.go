@@ -392,34 +392,6 @@ func TestAdjacencyOracle(t *testing.T) {
 	}
 }
 
-func TestTokens(t *testing.T) {
-	s, dir := openTest(t, nil)
-	sec := NewTokenSecret()
-	if err := s.PutToken(sec, Token{OrgID: "org_a", AgentID: "agent_1", Role: RoleAgent, ProjectIDs: []string{"proj_1"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.PutToken(NewTokenSecret(), Token{OrgID: "org_a", AgentID: "x", Role: "root"}); !errors.Is(err, ErrInvalidInput) {
-		t.Fatalf("bad role: %v", err)
-	}
-	s = reopen(t, s, dir, nil)
-	tok, err := s.LookupToken(sec)
-	if err != nil || tok.AgentID != "agent_1" || !slices.Equal(tok.ProjectIDs, []string{"proj_1"}) {
-		t.Fatalf("lookup: %+v %v", tok, err)
-	}
-	if _, err := s.LookupToken(sec + "x"); !errors.Is(err, ErrUnauthorized) {
-		t.Fatalf("unknown token: %v", err)
-	}
-	// Only the hash is stored.
-	found := false
-	_ = s.iterate([]byte{pfxToken}, func(k, v []byte) error {
-		found = found || strings.Contains(string(k)+string(v), sec)
-		return nil
-	})
-	if found {
-		t.Fatal("token stored in clear")
-	}
-}
-
 func TestTopEdges(t *testing.T) {
 	s, _ := openTest(t, nil)
 	var in []TripletInput
@@ -484,27 +456,6 @@ func TestImportManyNewTenantsInOneBatch(t *testing.T) {
 		t.Fatalf("org_z: %+v", st)
 	}
 	reopen(t, s, dir, nil)
-}
-
-func TestConfig(t *testing.T) {
-	s, dir := openTest(t, nil)
-	if _, err := s.GetConfig("policies", "active"); !errors.Is(err, ErrNotFound) {
-		t.Fatal(err)
-	}
-	if err := s.PutConfig("policies", "active", []byte("permit(principal, action, resource);")); err != nil {
-		t.Fatal(err)
-	}
-	s = reopen(t, s, dir, nil)
-	v, err := s.GetConfig("policies", "active")
-	if err != nil || string(v) != "permit(principal, action, resource);" {
-		t.Fatalf("%q %v", v, err)
-	}
-	if err := s.DeleteConfig("policies", "active"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.GetConfig("policies", "active"); !errors.Is(err, ErrNotFound) {
-		t.Fatal(err)
-	}
 }
 
 // TestRankedCacheFollowsWrites reads TopEdges (filling the cache), then

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/enginetest"
 	"github.com/kgctx/kgctx/index/embed"
 	"github.com/kgctx/kgctx/index/fuse"
 )
@@ -45,9 +46,7 @@ func (f *fixture) close(t testing.TB) {
 		return
 	}
 	f.closed = true
-	if err := f.st.Check(); err != nil {
-		t.Errorf("Check: %v", err)
-	}
+	enginetest.Check(t, f.st)
 	f.ix.Close()
 	f.st.Close()
 }

@@ -9,23 +9,14 @@ import (
 	"testing"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/enginetest"
 )
 
 var ten = engine.Tenant{Org: "org_a", Project: "proj_1"}
 
 func openStore(t testing.TB) *engine.Store {
 	t.Helper()
-	s, err := engine.Open("", &engine.Options{InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Check(); err != nil {
-			t.Errorf("Check: %v", err)
-		}
-		s.Close()
-	})
-	return s
+	return enginetest.Open(t, &engine.Options{InMemory: true})
 }
 
 func w(v float64) *float64 { return &v }

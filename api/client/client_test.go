@@ -13,6 +13,8 @@ import (
 	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/api/client"
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
+	"github.com/kgctx/kgctx/engine/enginetest"
 	"github.com/kgctx/kgctx/engine/tripletio"
 )
 
@@ -24,8 +26,8 @@ func serve(t *testing.T) (string, string, *api.App) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := engine.NewTokenSecret()
-	if err := app.Store.PutToken(tok, engine.Token{OrgID: "o", AgentID: "loader", Role: engine.RoleImporter}); err != nil {
+	tok := auth.NewTokenSecret()
+	if err := app.Tokens.PutToken(tok, auth.Token{OrgID: "o", AgentID: "loader", Role: auth.RoleImporter}); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := api.New(api.Config{App: app})
@@ -39,9 +41,7 @@ func serve(t *testing.T) (string, string, *api.App) {
 	go srv.Serve(ln)
 	t.Cleanup(func() {
 		srv.Shutdown(context.Background())
-		if err := app.Store.Check(); err != nil {
-			t.Errorf("Check: %v", err)
-		}
+		enginetest.Check(t, app.Store)
 		app.Close()
 	})
 	return "http://" + ln.Addr().String(), tok, app

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/kgctx/kgctx/api"
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/index/embed"
 )
 
@@ -138,22 +138,22 @@ func bootstrap(app *api.App, dir, flagToken string, stdout io.Writer) error {
 	if secret == "" {
 		secret = os.Getenv("KGCTX_ADMIN_TOKEN")
 	}
-	op := engine.Token{AgentID: "admin", Role: engine.RoleOperator}
+	op := auth.Token{AgentID: "admin", Role: auth.RoleOperator}
 	if secret != "" {
-		if err := app.Store.PutToken(secret, op); err != nil {
+		if err := app.Tokens.PutToken(secret, op); err != nil {
 			return fmt.Errorf("admin token: %w", err)
 		}
 		return nil
 	}
-	if app.Store.TokenCount() > 0 {
+	if app.Tokens.TokenCount() > 0 {
 		return nil
 	}
-	secret = engine.NewTokenSecret()
+	secret = auth.NewTokenSecret()
 	path := filepath.Join(dir, "admin.token")
 	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write admin token: %w", err)
 	}
-	if err := app.Store.PutToken(secret, op); err != nil {
+	if err := app.Tokens.PutToken(secret, op); err != nil {
 		os.Remove(path)
 		return fmt.Errorf("admin token: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/engine/tripletio"
 )
 
@@ -209,7 +210,11 @@ func TestServeBusyPortWritesNothing(t *testing.T) {
 		t.Fatalf("admin.token written: %v", err)
 	}
 	withStore(t, dir, func(st *engine.Store) {
-		if n := st.TokenCount(); n != 0 {
+		tokens, err := auth.New(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := tokens.TokenCount(); n != 0 {
 			t.Fatalf("%d tokens stored", n)
 		}
 	})

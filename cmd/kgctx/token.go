@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
 )
 
 func tokenCmd() *command {
@@ -27,17 +28,17 @@ func tokenCreate(fs *flag.FlagSet) body {
 	data := fs.String("data", defaultDataDir, "data directory (the server must be stopped)")
 	org := fs.String("org", "", "org id (required unless --role operator)")
 	agent := fs.String("agent", "", "agent id")
-	role := fs.String("role", engine.RoleAgent, "agent, importer, org_admin or operator")
+	role := fs.String("role", auth.RoleAgent, "agent, importer, org_admin or operator")
 	var projects stringsFlag
 	fs.Var(&projects, "project", "project the token may act on (repeatable; none = every project of the org)")
 	return func(ctx context.Context, c *call) error {
 		if len(c.args) > 0 {
 			return c.usagef("unexpected argument %q", c.args[0])
 		}
-		if !engine.ValidRole(*role) {
+		if !auth.ValidRole(*role) {
 			return c.usagef("--role %q: want agent, importer, org_admin or operator", *role)
 		}
-		if *role != engine.RoleOperator {
+		if *role != auth.RoleOperator {
 			if *org == "" {
 				return c.usagef("--org is required (except with --role operator)")
 			}
@@ -53,8 +54,8 @@ func tokenCreate(fs *flag.FlagSet) body {
 			return err
 		}
 		defer app.Close()
-		secret := engine.NewTokenSecret()
-		if err := app.Store.PutToken(secret, engine.Token{OrgID: *org, AgentID: *agent, Role: *role, ProjectIDs: projects}); err != nil {
+		secret := auth.NewTokenSecret()
+		if err := app.Tokens.PutToken(secret, auth.Token{OrgID: *org, AgentID: *agent, Role: *role, ProjectIDs: projects}); err != nil {
 			return err
 		}
 		fmt.Fprintln(c.stdout, secret)

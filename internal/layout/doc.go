@@ -1,4 +1,7 @@
 // Package layout holds the repository's structural tests: the one-way
-// dependency order of DESIGN.md and the rule that only api imports Echo.
+// dependency order of DESIGN.md, the rule that only api imports Echo, and
+// within engine, that the core imports none of its sub-packages and they
+// import no other (engineDeps lists the exceptions), and that only tests
+// import the test kit engine/enginetest.
 // It has no code of its own.
 package layout

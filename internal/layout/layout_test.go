@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,6 +46,35 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
+// engineDeps lists, for a package of the engine folder other than engine
+// itself, the other packages of the folder its non-test files may import
+// besides engine. The rule (engineImportAllowed): the core, engine, imports
+// none of its sub-packages (only its external tests, package engine_test,
+// may, being clients); a sub-package imports engine and only the
+// sub-packages listed here; the test kit engine/enginetest is imported by
+// test files only, anywhere in the repository. No sub-package needs
+// another today.
+var engineDeps = map[string][]string{}
+
+const testKit = "engine/enginetest"
+
+// engineImportAllowed reports whether a file of the package in folder from
+// may import the package in folder to (both relative to the root). test is
+// true for a _test.go file, external for a file of an external test
+// package (package x_test).
+func engineImportAllowed(from, to string, test, external bool) bool {
+	if to == testKit {
+		return test || from == testKit
+	}
+	if top(from) != "engine" || top(to) != "engine" || from == to || to == "engine" {
+		return true
+	}
+	if from == "engine" {
+		return external
+	}
+	return slices.Contains(engineDeps[from], to)
+}
+
 func top(rel string) string {
 	return strings.SplitN(filepath.ToSlash(rel), "/", 2)[0]
 }
@@ -77,6 +107,9 @@ func TestDependencyOrder(t *testing.T) {
 			return err
 		}
 		files++
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		test := strings.HasSuffix(path, "_test.go")
+		external := strings.HasSuffix(f.Name.Name, "_test")
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			if strings.HasPrefix(p, "github.com/labstack/echo") && from != "api" {
@@ -84,6 +117,9 @@ func TestDependencyOrder(t *testing.T) {
 			}
 			if !strings.HasPrefix(p, module+"/") {
 				continue
+			}
+			if to := strings.TrimPrefix(p, module+"/"); !engineImportAllowed(dir, to, test, external) {
+				t.Errorf("%s imports %s: engine imports none of its sub-packages, a sub-package imports engine and no other sub-package (unless listed in engineDeps), and only tests import %s", rel, p, testKit)
 			}
 			to := top(strings.TrimPrefix(p, module+"/"))
 			if to == from {
@@ -115,6 +151,28 @@ func TestRuleCatchesViolations(t *testing.T) {
 		allowed := c.from == c.to || rank[c.to] < rank[c.from]
 		if allowed != c.ok {
 			t.Errorf("%s -> %s: allowed=%v, want %v", c.from, c.to, allowed, c.ok)
+		}
+	}
+	// Within engine: the core never imports its sub-packages, they do not
+	// import each other, and only tests import the test kit.
+	for _, c := range []struct {
+		from, to       string
+		test, external bool
+		ok             bool
+	}{
+		{"engine/delivery", "engine", false, false, true},
+		{"engine", "engine/delivery", false, false, false},
+		{"engine", "engine/auth", true, false, false},
+		{"engine", "engine/sessionlog", true, true, true},
+		{"engine/delivery", "engine/sessionlog", false, false, false},
+		{"engine/sessionlog", "engine/enginetest", true, false, true},
+		{"engine/auth", "engine/enginetest", false, false, false},
+		{"compose", "engine/enginetest", false, false, false},
+		{"compose", "engine/delivery", false, false, true},
+		{"engine/tripletio", "engine", false, false, true},
+	} {
+		if got := engineImportAllowed(c.from, c.to, c.test, c.external); got != c.ok {
+			t.Errorf("%s -> %s (test %v, external %v): allowed=%v, want %v", c.from, c.to, c.test, c.external, got, c.ok)
 		}
 	}
 }

@@ -5,13 +5,15 @@ import (
 	"sync"
 )
 
-// indexQueue applies committed change sets to the attached indexers on one
-// goroutine, in sequence order, so that a writer can go on with its next
-// batch (or return) while the indexes of the last one are being updated:
-// with two cores, the engine's work on batch n+1 overlaps the HNSW and text
-// work on batch n. Writers that want read-your-writes wait for their
-// sequence (waitApplied); Sync waits for everything queued.
-type indexQueue struct {
+// applyQueue is the indexers' apply queue (the inject queue of sessions is
+// another thing, in engine/delivery). It applies committed change sets to
+// the attached indexers on one goroutine, in sequence order, so that a
+// writer can go on with its next batch (or return) while the indexes of
+// the last one are being updated: with two cores, the engine's work on
+// batch n+1 overlaps the HNSW and text work on batch n. Writers that want
+// read-your-writes wait for their sequence (waitApplied); Sync waits for
+// everything queued.
+type applyQueue struct {
 	ch   chan *ChangeSet
 	done chan struct{}
 
@@ -23,19 +25,19 @@ type indexQueue struct {
 	indexers []Indexer // copy-on-write: replaced under mu, read by the worker
 }
 
-// queueDepth bounds the change sets waiting for the indexers: a writer
+// applyQueueDepth bounds the change sets waiting for the indexers: a writer
 // that gets this far ahead blocks (back-pressure, never dropping).
-const queueDepth = 4
+const applyQueueDepth = 4
 
-func (s *Store) startQueue() {
-	q := &indexQueue{ch: make(chan *ChangeSet, queueDepth), done: make(chan struct{}), applied: s.seq, queued: s.seq}
+func (s *Store) startApplyQueue() {
+	q := &applyQueue{ch: make(chan *ChangeSet, applyQueueDepth), done: make(chan struct{}), applied: s.seq, queued: s.seq}
 	q.cond = sync.NewCond(&q.mu)
-	s.q = q
-	go s.runQueue()
+	s.aq = q
+	go s.runApplyQueue()
 }
 
-func (s *Store) runQueue() {
-	q := s.q
+func (s *Store) runApplyQueue() {
+	q := s.aq
 	defer close(q.done)
 	for cs := range q.ch {
 		q.mu.Lock()
@@ -63,7 +65,7 @@ func (s *Store) notify(cs *ChangeSet) {
 	if cs == nil {
 		return
 	}
-	q := s.q
+	q := s.aq
 	q.mu.Lock()
 	q.queued = cs.Seq
 	q.mu.Unlock()
@@ -73,7 +75,7 @@ func (s *Store) notify(cs *ChangeSet) {
 // waitApplied blocks until every indexer has seen sequence seq (or the
 // store closes, or ctx ends).
 func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
-	q := s.q
+	q := s.aq
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() {
 			q.mu.Lock()
@@ -99,7 +101,7 @@ func (s *Store) Sync(ctx context.Context) error {
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
-	q := s.q
+	q := s.aq
 	q.mu.Lock()
 	seq := q.queued
 	q.mu.Unlock()
@@ -108,18 +110,18 @@ func (s *Store) Sync(ctx context.Context) error {
 
 // attached returns the current indexers.
 func (s *Store) attached() []Indexer {
-	s.q.mu.Lock()
-	defer s.q.mu.Unlock()
-	return s.q.indexers
+	s.aq.mu.Lock()
+	defer s.aq.mu.Unlock()
+	return s.aq.indexers
 }
 
-// stopQueue drains the queue and stops its goroutine. Called with wmu held
+// stopApplyQueue drains the queue and stops its goroutine. Called with wmu held
 // by Close, so no writer can enqueue after it.
-func (s *Store) stopQueue() {
-	close(s.q.ch)
-	<-s.q.done
-	s.q.mu.Lock()
-	s.q.closed = true
-	s.q.cond.Broadcast()
-	s.q.mu.Unlock()
+func (s *Store) stopApplyQueue() {
+	close(s.aq.ch)
+	<-s.aq.done
+	s.aq.mu.Lock()
+	s.aq.closed = true
+	s.aq.cond.Broadcast()
+	s.aq.mu.Unlock()
 }

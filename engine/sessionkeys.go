@@ -19,10 +19,11 @@ import (
 // names no org) can find the orgs that use a session id without scanning
 // every log.
 
-// sessionKey is p org 0 session 0: the prefix of everything of org's
-// session in key space p. ValidateID keeps 0 out of both ids, so the
-// prefix of one session is never the prefix of another.
-func sessionKey(p byte, org, session string) []byte {
+// SessionKey is p org 0 session 0: the prefix of everything of org's
+// session in key space p (PrefixLease, PrefixInject, PrefixInjectHash,
+// PrefixLog). ValidateID keeps 0 out of both ids, so the prefix of one
+// session is never the prefix of another.
+func SessionKey(p byte, org, session string) []byte {
 	k := make([]byte, 0, 3+len(org)+len(session)+16)
 	k = append(k, p)
 	k = append(k, org...)
@@ -33,31 +34,16 @@ func sessionKey(p byte, org, session string) []byte {
 
 func sessionOrgKey(session, org string) []byte {
 	k := make([]byte, 0, 2+len(session)+len(org))
-	k = append(k, pfxSessionOrg)
+	k = append(k, PrefixSessionOrg)
 	k = append(k, session...)
 	k = append(k, 0)
 	return append(k, org...)
 }
 
-// markSession records that org uses session (idempotent).
-func markSession(txn *badger.Txn, org, session string) error {
+// MarkSession records in txn that org uses session (PrefixSessionOrg;
+// idempotent). Every first write of a session's record calls it.
+func MarkSession(txn *badger.Txn, org, session string) error {
 	return txn.Set(sessionOrgKey(session, org), nil)
-}
-
-// SessionOrgs returns the orgs that have used session id session (leased,
-// queued for or logged it), in id order. Only operators need it: every
-// other caller knows its org.
-func (s *Store) SessionOrgs(session string) ([]string, error) {
-	if err := s.checkOpen(); err != nil {
-		return nil, err
-	}
-	prefix := sessionOrgKey(session, "")
-	var orgs []string
-	err := s.iterate(prefix, func(k, _ []byte) error {
-		orgs = append(orgs, string(bytes.Clone(k[len(prefix):])))
-		return nil
-	})
-	return orgs, err
 }
 
 // migrateSessionKeys moves the session key spaces of a store written
@@ -72,7 +58,7 @@ func (s *Store) SessionOrgs(session string) ([]string, error) {
 //
 // It is idempotent, so a migration interrupted between its batches is
 // finished by the next open: a key already in the new layout is
-// recognised (it starts with the sessionKey its own record names, or, for
+// recognised (it starts with the SessionKey its own record names, or, for
 // a hash, holds two zero bytes) and left alone.
 func migrateSessionKeys(db *badger.DB) error {
 	type rec struct {
@@ -87,7 +73,7 @@ func migrateSessionKeys(db *badger.DB) error {
 	type oldHash struct{ key, val []byte }
 	var hashes []oldHash
 	err := db.View(func(txn *badger.Txn) error {
-		for _, p := range []byte{pfxLog, pfxLease, pfxInject, pfxInjectHash} {
+		for _, p := range []byte{PrefixLog, PrefixLease, PrefixInject, PrefixInjectHash} {
 			opts := badger.DefaultIteratorOptions
 			opts.Prefix = []byte{p}
 			it := txn.NewIterator(opts)
@@ -99,7 +85,7 @@ func migrateSessionKeys(db *badger.DB) error {
 					it.Close()
 					return err
 				}
-				if p == pfxInjectHash {
+				if p == PrefixInjectHash {
 					if bytes.Count(k, []byte{0}) < 2 {
 						hashes = append(hashes, oldHash{k, v})
 					}
@@ -111,7 +97,7 @@ func migrateSessionKeys(db *badger.DB) error {
 					return fmt.Errorf("%w: session record %q: not a lease, inject or log", ErrCorrupt, k)
 				}
 				orgOf[r.SessionID] = r.OrgID
-				prefix := sessionKey(p, r.OrgID, r.SessionID)
+				prefix := SessionKey(p, r.OrgID, r.SessionID)
 				if bytes.HasPrefix(k, prefix) {
 					continue // already moved
 				}
@@ -133,7 +119,7 @@ func migrateSessionKeys(db *badger.DB) error {
 	for _, h := range hashes {
 		session, hash, _ := bytes.Cut(h.key[1:], []byte{0})
 		if org, ok := orgOf[string(session)]; ok {
-			moves = append(moves, move{h.key, append(sessionKey(pfxInjectHash, org, string(session)), hash...), h.val})
+			moves = append(moves, move{h.key, append(SessionKey(PrefixInjectHash, org, string(session)), hash...), h.val})
 		} else {
 			moves = append(moves, move{old: h.key})
 		}

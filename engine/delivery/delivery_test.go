@@ -1,13 +1,40 @@
-package engine
+package delivery
 
 import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/enginetest"
 )
 
+// open opens a store for the test (checked when it ends) and returns its
+// delivery store.
+func open(t *testing.T) (*Store, *engine.Store, string) {
+	t.Helper()
+	st, dir := enginetest.OpenDir(t, nil)
+	return mustNew(t, st), st, dir
+}
+
+// reopen closes st and opens its directory again, as a restart does.
+func reopen(t *testing.T, st *engine.Store, dir string) (*Store, *engine.Store) {
+	t.Helper()
+	st = enginetest.Reopen(t, st, dir, nil)
+	return mustNew(t, st), st
+}
+
+func mustNew(t *testing.T, st *engine.Store) *Store {
+	t.Helper()
+	s, err := New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestLeases(t *testing.T) {
-	s, dir := openTest(t, nil)
+	s, st, dir := open(t)
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	l := Lease{SessionID: "ses_1", WorkerID: "w1", OrgID: "org_a"}
 	if _, err := s.ClaimLease(l, 30*time.Second, now); err != nil {
@@ -15,7 +42,7 @@ func TestLeases(t *testing.T) {
 	}
 	l2 := l
 	l2.WorkerID = "w2"
-	if _, err := s.ClaimLease(l2, 30*time.Second, now.Add(10*time.Second)); !errors.Is(err, ErrLeaseHeld) || !errors.Is(err, ErrConflict) {
+	if _, err := s.ClaimLease(l2, 30*time.Second, now.Add(10*time.Second)); !errors.Is(err, ErrLeaseHeld) || !errors.Is(err, engine.ErrConflict) {
 		t.Fatalf("second worker while live: %v", err)
 	}
 	if _, err := s.RefreshLease("org_a", "ses_1", "w2", time.Minute, now); !errors.Is(err, ErrNotHolder) {
@@ -26,7 +53,7 @@ func TestLeases(t *testing.T) {
 		t.Fatalf("refresh: %+v %v", got, err)
 	}
 	for _, d := range []time.Duration{0, -time.Second, time.Hour + time.Second} {
-		if _, err := s.ClaimLease(l, d, now); !errors.Is(err, ErrInvalidInput) {
+		if _, err := s.ClaimLease(l, d, now); !errors.Is(err, engine.ErrInvalidInput) {
 			t.Fatalf("lease %s: %v", d, err)
 		}
 	}
@@ -41,11 +68,11 @@ func TestLeases(t *testing.T) {
 	if _, err := s.RefreshLease("org_b", "ses_1", "w1", 0, now); !errors.Is(err, ErrNotHolder) {
 		t.Fatalf("org_a's worker refreshed org_b's session: %v", err)
 	}
-	if orgs, err := s.SessionOrgs("ses_1"); err != nil || len(orgs) != 2 || orgs[0] != "org_a" || orgs[1] != "org_b" {
+	if orgs, err := st.KV().SessionOrgs("ses_1"); err != nil || len(orgs) != 2 || orgs[0] != "org_a" || orgs[1] != "org_b" {
 		t.Fatalf("SessionOrgs: %v %v", orgs, err)
 	}
 	// Durable across a restart; a lapsed lease can be taken over.
-	s = reopen(t, s, dir, nil)
+	s, _ = reopen(t, st, dir)
 	if cur, err := s.LeaseOf("org_a", "ses_1"); err != nil || cur.WorkerID != "w1" {
 		t.Fatalf("after reopen: %+v %v", cur, err)
 	}
@@ -55,7 +82,7 @@ func TestLeases(t *testing.T) {
 }
 
 func TestInjectQueue(t *testing.T) {
-	s, dir := openTest(t, nil)
+	s, st, dir := open(t)
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	if _, err := s.ClaimLease(Lease{SessionID: "ses_1", WorkerID: "w1", OrgID: "org_a"}, time.Minute, now); err != nil {
 		t.Fatal(err)
@@ -83,7 +110,7 @@ func TestInjectQueue(t *testing.T) {
 		t.Fatalf("claim: %+v %v", d1, err)
 	}
 	// Unacked: the same one again (at most one in flight), across a restart.
-	s = reopen(t, s, dir, nil)
+	s, _ = reopen(t, st, dir)
 	d2, _ := s.ClaimInject("org_a", "ses_1", "w1", now.Add(time.Second))
 	if d2.DeliveryID != d1.DeliveryID || d2.Attempts != 2 {
 		t.Fatalf("re-delivery: %+v", d2)
@@ -120,7 +147,7 @@ func TestInjectQueue(t *testing.T) {
 // with, not a fixed 30 s; a refresh with one renews for it, and later
 // refreshes keep that.
 func TestRefreshKeepsLeaseLength(t *testing.T) {
-	s, dir := openTest(t, nil)
+	s, st, dir := open(t)
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	l := Lease{SessionID: "ses_1", WorkerID: "w1", OrgID: "org_a"}
 	if _, err := s.ClaimLease(l, 120*time.Second, now); err != nil {
@@ -134,12 +161,12 @@ func TestRefreshKeepsLeaseLength(t *testing.T) {
 	if err != nil || !got.ExpiresAt.Equal(now.Add(65*time.Second)) {
 		t.Fatalf("refresh with a length: %+v %v", got, err)
 	}
-	s = reopen(t, s, dir, nil)
+	s, _ = reopen(t, st, dir)
 	got, err = s.RefreshLease("org_a", "ses_1", "w1", 0, now.Add(30*time.Second))
 	if err != nil || !got.ExpiresAt.Equal(now.Add(75*time.Second)) {
 		t.Fatalf("refresh after a restart keeps the last length: %+v %v", got, err)
 	}
-	if _, err := s.RefreshLease("org_a", "ses_1", "w1", -time.Second, now); !errors.Is(err, ErrInvalidInput) {
+	if _, err := s.RefreshLease("org_a", "ses_1", "w1", -time.Second, now); !errors.Is(err, engine.ErrInvalidInput) {
 		t.Fatalf("negative length: %v", err)
 	}
 }

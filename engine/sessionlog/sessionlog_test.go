@@ -1,24 +1,44 @@
-package engine
+package sessionlog
 
 import (
 	"context"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/enginetest"
 )
 
+var (
+	tenA = engine.Tenant{Org: "org_a", Project: "proj_1"}
+	tenB = engine.Tenant{Org: "org_b", Project: "proj_1"}
+)
+
+func mustNew(t *testing.T, st *engine.Store) *Store {
+	t.Helper()
+	s, err := New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestInjectionLogsAndFeedback(t *testing.T) {
-	s, dir := openTest(t, &Options{Dim: 2})
+	st, dir := enginetest.OpenDir(t, &engine.Options{Dim: 2})
+	s := mustNew(t, st)
 	ctx := context.Background()
-	mustImport(t, s, tenA, tr("AuthService", "depends_on", "PostgresDB"))
-	ts, _ := s.QueryTriplets(tenA, TripletQuery{})
-	ids, err := s.AddObservations(ctx, tenA, []ObservationInput{{Content: "tokens expire", Vector: []float32{1, 0}}}, ImportOptions{})
+	if _, err := st.Import(ctx, tenA, []engine.TripletInput{{Source: "AuthService", Relationship: "depends_on", Target: "PostgresDB"}}, engine.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := st.QueryTriplets(tenA, engine.TripletQuery{})
+	ids, err := st.AddObservations(ctx, tenA, []engine.ObservationInput{{Content: "tokens expire", Vector: []float32{1, 0}}}, engine.ImportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := InjectionLog{SessionID: "ses_1", WorkType: "bug_fix", BudgetTokens: 750, ActualTokens: 40, ObservationIDs: ids,
 		GraphNodeIDs: []string{ts[0].SourceNodeID, ts[0].TargetNodeID}, OrgID: tenA.Org, ProjectID: tenA.Project, QueryText: "q",
-		GraphEdgeKeys: []EdgeKey{{SourceID: ts[0].SourceNodeID, TargetID: ts[0].TargetNodeID, RelationshipName: "depends_on"}},
+		GraphEdgeKeys: []engine.EdgeKey{{SourceID: ts[0].SourceNodeID, TargetID: ts[0].TargetNodeID, RelationshipName: "depends_on"}},
 		Timestamp:     time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
 	id1, err := s.PutInjectionLog(l)
 	if err != nil {
@@ -44,9 +64,9 @@ func TestInjectionLogsAndFeedback(t *testing.T) {
 	}
 	check := func(w float64) {
 		t.Helper()
-		o, _ := s.Observation(tenA, ids[0])
-		q, _ := s.QueryTriplets(tenA, TripletQuery{})
-		n, _ := s.Node(tenA, q[0].SourceNodeID)
+		o, _ := st.Observation(tenA, ids[0])
+		q, _ := st.QueryTriplets(tenA, engine.TripletQuery{})
+		n, _ := st.Node(tenA, q[0].SourceNodeID)
 		for _, got := range []float64{o.Weight, q[0].Weight, n.Weight} {
 			if math.Abs(got-w) > 1e-12 {
 				t.Fatalf("weight %v, want %v", got, w)
@@ -61,7 +81,8 @@ func TestInjectionLogsAndFeedback(t *testing.T) {
 	if res, _ := s.ApplyFeedback(ctx, tenB.Org, "ses_1", OutcomeMisleading, 0.2); res.Logs != 0 {
 		t.Fatalf("foreign org applied feedback: %+v", res)
 	}
-	s = reopen(t, s, dir, &Options{Dim: 2})
+	st = enginetest.Reopen(t, st, dir, &engine.Options{Dim: 2})
+	s = mustNew(t, st)
 	check(want)
 	if _, err := s.ApplyFeedback(ctx, tenA.Org, "ses_1", OutcomeMisleading, 0.2); err != nil {
 		t.Fatal(err)

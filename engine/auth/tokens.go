@@ -1,4 +1,4 @@
-package engine
+package auth
 
 import (
 	"crypto/rand"
@@ -8,9 +8,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
+
+	"github.com/kgctx/kgctx/engine"
 )
 
 // Roles, from least to most privileged.
@@ -49,28 +52,48 @@ func tokenHash(secret string) string {
 	return hex.EncodeToString(h[:])
 }
 
+// Store is the tokens of an engine.Store.
+type Store struct {
+	kv     *engine.KV
+	tokens sync.Map // sha256 hex -> Token (cache of the token key space)
+}
+
+// New returns st's token store, loading the tokens the first time: the
+// same one for every call over st.
+func New(st *engine.Store) (*Store, error) {
+	kv := st.KV()
+	v, err := kv.Shared("auth", func() (any, error) {
+		s := &Store{kv: kv}
+		if err := s.load(); err != nil {
+			return nil, err
+		}
+		return s, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Store), nil
+}
+
 // PutToken stores the hash of secret with its grant. The secret itself is
 // never stored.
 func (s *Store) PutToken(secret string, t Token) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
 	if len(secret) < 16 {
-		return fmt.Errorf("%w: a token must be at least 16 characters", ErrInvalidInput)
+		return fmt.Errorf("%w: a token must be at least 16 characters", engine.ErrInvalidInput)
 	}
 	if !ValidRole(t.Role) {
-		return fmt.Errorf("%w: unknown role %q", ErrInvalidInput, t.Role)
+		return fmt.Errorf("%w: unknown role %q", engine.ErrInvalidInput, t.Role)
 	}
 	if t.Role != RoleOperator || t.OrgID != "" {
-		if err := ValidateID(t.OrgID); err != nil {
+		if err := engine.ValidateID(t.OrgID); err != nil {
 			return fmt.Errorf("orgId: %w", err)
 		}
 	}
-	if err := ValidateID(t.AgentID); err != nil {
+	if err := engine.ValidateID(t.AgentID); err != nil {
 		return fmt.Errorf("agentId: %w", err)
 	}
 	for _, p := range t.ProjectIDs {
-		if err := ValidateID(p); err != nil {
+		if err := engine.ValidateID(p); err != nil {
 			return fmt.Errorf("projectIds: %w", err)
 		}
 	}
@@ -85,10 +108,10 @@ func (s *Store) PutToken(secret string, t Token) error {
 	if err != nil {
 		return err
 	}
-	if err := s.db.Update(func(txn *badger.Txn) error {
-		return txn.Set(append([]byte{pfxToken}, h...), v)
+	if err := s.kv.Update(func(txn *badger.Txn) error {
+		return txn.Set(append([]byte{engine.PrefixToken}, h...), v)
 	}); err != nil {
-		return fmt.Errorf("engine: store token: %w", err)
+		return fmt.Errorf("auth: store token: %w", err)
 	}
 	s.tokens.Store(h, t)
 	return nil
@@ -112,11 +135,11 @@ func (s *Store) TokenCount() int {
 	return n
 }
 
-func (s *Store) loadTokens() error {
-	return s.iterate([]byte{pfxToken}, func(k, v []byte) error {
+func (s *Store) load() error {
+	return s.kv.Iterate([]byte{engine.PrefixToken}, func(k, v []byte) error {
 		var t Token
 		if err := json.Unmarshal(v, &t); err != nil {
-			return fmt.Errorf("%w: token record: %v", ErrCorrupt, err)
+			return fmt.Errorf("%w: token record: %v", engine.ErrCorrupt, err)
 		}
 		s.tokens.Store(string(k[1:]), t)
 		return nil
