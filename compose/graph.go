@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -194,9 +195,11 @@ type graphScratch struct {
 	shown map[uint32]bool
 	// The spread's scratch: candidate indexes grouped by seed, the groups'
 	// starts, and their fill positions.
-	order, starts, fill []int32
-	blk                 blockBuf // the block being rendered
-	ln                  lineBuf  // the entry being rendered
+	starts, fill []int32
+	keys         []spreadKey
+	group        []uint8  // each candidate's seed group
+	blk          blockBuf // the block being rendered
+	ln           lineBuf  // the entry being rendered
 }
 
 func (c *Composer) scratch() *graphScratch {
@@ -357,47 +360,66 @@ func spread(sc *graphScratch, rate float64) {
 		return
 	}
 	cs := sc.cands
-	// Group the candidates by seed (seeds are few: a linear lookup).
-	seedOf := func(c *traverse.Candidate) int {
-		for i, s := range sc.tseeds {
-			if s.Node == c.Seed {
-				return i
-			}
-		}
-		return len(sc.tseeds)
-	}
+	// Group the candidates by seed (seeds are few: a linear lookup), as
+	// sort keys: importance, hop and edge copied out of the candidates, so
+	// the sort compares small contiguous records.
 	groups := len(sc.tseeds) + 1
 	sc.starts = append(sc.starts[:0], make([]int32, groups+1)...)
+	sc.group = slices.Grow(sc.group[:0], len(cs))[:len(cs)]
 	for i := range cs {
-		sc.starts[seedOf(&cs[i])+1]++
+		g := len(sc.tseeds)
+		for j, s := range sc.tseeds {
+			if s.Node == cs[i].Seed {
+				g = j
+				break
+			}
+		}
+		sc.group[i] = uint8(min(g, 255))
+		sc.starts[g+1]++
 	}
 	for g := 1; g <= groups; g++ {
 		sc.starts[g] += sc.starts[g-1]
 	}
-	sc.order = append(sc.order[:0], make([]int32, len(cs))...)
+	sc.keys = slices.Grow(sc.keys[:0], len(cs))[:len(cs)]
 	fill := append(sc.fill[:0], sc.starts[:groups]...)
 	for i := range cs {
-		g := seedOf(&cs[i])
-		sc.order[fill[g]] = int32(i)
+		g := sc.group[i]
+		sc.keys[fill[g]] = spreadKey{imp: cs[i].Importance, hop: cs[i].Hop, edge: cs[i].Edge, idx: int32(i)}
 		fill[g]++
 	}
 	sc.fill = fill
-	less := func(a, b int32) int {
-		if traverse.Less(&cs[a], &cs[b]) {
-			return -1
-		}
-		return 1
-	}
 	for g := range groups {
-		grp := sc.order[sc.starts[g]:sc.starts[g+1]]
-		slices.SortFunc(grp, less)
-		for k, ci := range grp {
+		grp := sc.keys[sc.starts[g]:sc.starts[g+1]]
+		slices.SortFunc(grp, compareSpreadKeys)
+		for k, key := range grp {
 			rank := min(k, spreadTop)
-			c := &cs[ci]
+			c := &cs[key.idx]
 			c.Importance /= spreadFactorOf(rate, rank)
 			c.Spread = uint16(rank)
 		}
 	}
+}
+
+// spreadKey is a candidate's order in the spread (traverse.Less's:
+// importance, then hop, then edge) and its index.
+type spreadKey struct {
+	imp  float64
+	edge uint32
+	idx  int32
+	hop  uint8
+}
+
+func compareSpreadKeys(a, b spreadKey) int {
+	switch {
+	case a.imp != b.imp:
+		if a.imp > b.imp {
+			return -1
+		}
+		return 1
+	case a.hop != b.hop:
+		return int(a.hop) - int(b.hop)
+	}
+	return cmp.Compare(a.edge, b.edge)
 }
 
 // novelty is the factor of a line whose two ends the block already shows.

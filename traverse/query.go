@@ -413,7 +413,7 @@ func comparePaths(a, b path) int {
 }
 
 // maskSet maps node ids to query masks: open addressing, linear probing,
-// sized to at most half full, reset per walk.
+// sized to at most an eighth full, reset per walk.
 type maskSet struct {
 	keys []uint32
 	vals []uint64
@@ -424,7 +424,7 @@ type maskSet struct {
 
 func (m *maskSet) reset(hint int) {
 	size := 64
-	for size < 2*hint {
+	for size < 8*hint { // an eighth full: a miss (most lookups) reads one byte
 		size <<= 1
 	}
 	if len(m.keys) < size {
