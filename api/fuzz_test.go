@@ -5,8 +5,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 	"testing"
+	"time"
 )
 
 // fuzzRoutes are the routes that decode a body, with a valid body each
