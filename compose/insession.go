@@ -176,11 +176,21 @@ type PendingInjection struct {
 
 // Injector is the in-session injector: per-session memory of what was
 // delivered and of blocks pending the next turn. Safe for concurrent use.
+//
+// The memory is bounded and not durable. At most MaxInjectorSessions
+// sessions are kept (the least recently used go first, an eighth at a
+// time) and at most MaxPendingPerSession blocks per session (the oldest
+// go first). A restart, or an eviction, loses a session's pending blocks
+// and what it was shown in-session; what the start-of-session block
+// delivered is read back from the injection logs, so only in-session
+// blocks can be shown a second time. Blocks pushed to a runtime go through
+// the durable inject queue (engine/delivery), which survives both.
 type Injector struct {
 	C *Composer
 
 	mu       sync.Mutex
 	sessions map[sessionRef]*sessionState
+	clock    uint64 // use counter: sessionState.used
 
 	// slow, when set (tests), runs before the lookups: an artificially
 	// slow store.
@@ -195,21 +205,66 @@ type sessionState struct {
 	delivered map[string]bool
 	seeded    bool // delivered holds the start-of-session block's ids
 	pending   []PendingInjection
+	used      uint64 // the injector's clock at its last use
 }
+
+// queue keeps p for the next turn, dropping the oldest beyond
+// MaxPendingPerSession.
+func (st *sessionState) queue(p PendingInjection) {
+	if len(st.pending) >= MaxPendingPerSession {
+		st.pending = slices.Delete(st.pending, 0, len(st.pending)-MaxPendingPerSession+1)
+	}
+	st.pending = append(st.pending, p)
+}
+
+// Bounds of the injector's memory (see Injector).
+const (
+	MaxInjectorSessions  = 10_000
+	MaxPendingPerSession = 32
+)
 
 // NewInjector returns an injector over c.
 func NewInjector(c *Composer) *Injector {
 	return &Injector{C: c, sessions: map[sessionRef]*sessionState{}}
 }
 
+// state returns org's session's state, made when missing; in.mu is held.
 func (in *Injector) state(org, session string) *sessionState {
 	k := sessionRef{org, session}
 	st := in.sessions[k]
 	if st == nil {
+		if len(in.sessions) >= MaxInjectorSessions {
+			in.evict()
+		}
 		st = &sessionState{delivered: map[string]bool{}}
 		in.sessions[k] = st
 	}
+	in.clock++
+	st.used = in.clock
 	return st
+}
+
+// evict drops the least recently used eighth of the sessions; in.mu is
+// held.
+func (in *Injector) evict() {
+	used := make([]uint64, 0, len(in.sessions))
+	for _, st := range in.sessions {
+		used = append(used, st.used)
+	}
+	slices.Sort(used)
+	cut := used[len(used)/8]
+	for k, st := range in.sessions {
+		if st.used <= cut {
+			delete(in.sessions, k)
+		}
+	}
+}
+
+// Sessions is how many sessions the injector holds state for.
+func (in *Injector) Sessions() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return len(in.sessions)
 }
 
 // Forget drops org's session's in-memory state (forgetSession).
@@ -364,7 +419,7 @@ func (in *Injector) Handle(ctx context.Context, ev Event) (InjectionResult, erro
 		st.delivered[id] = true
 	}
 	if outcome == OutcomeQueued {
-		st.pending = append(st.pending, PendingInjection{Block: m.block, ObservationIDs: m.obsIDs, QueuedAt: time.Now().UTC()})
+		st.queue(PendingInjection{Block: m.block, ObservationIDs: m.obsIDs, QueuedAt: time.Now().UTC()})
 	}
 	in.mu.Unlock()
 	res.Pushed = true

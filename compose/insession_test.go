@@ -2,6 +2,7 @@ package compose
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -194,5 +195,31 @@ func TestVerbEventValidate(t *testing.T) {
 		if err := e.Validate(); err == nil {
 			t.Errorf("%s accepted", name)
 		}
+	}
+}
+
+// The injector's memory is bounded: the least recently used sessions go
+// first, and a session keeps its newest pending blocks.
+func TestInjectorBounds(t *testing.T) {
+	_, in := newInjectorEnv(t)
+	in.mu.Lock()
+	for i := range MaxInjectorSessions + 10 {
+		in.state("org_a", fmt.Sprintf("ses_%d", i))
+		in.state("org_a", "ses_keep") // used all along
+	}
+	n := len(in.sessions)
+	_, keep := in.sessions[sessionRef{"org_a", "ses_keep"}]
+	_, first := in.sessions[sessionRef{"org_a", "ses_0"}]
+	_, last := in.sessions[sessionRef{"org_a", fmt.Sprintf("ses_%d", MaxInjectorSessions+9)}]
+	in.mu.Unlock()
+	if n > MaxInjectorSessions || !keep || first || !last {
+		t.Fatalf("sessions %d (max %d), recent kept %v, oldest kept %v, newest kept %v", n, MaxInjectorSessions, keep, first, last)
+	}
+	var st sessionState
+	for i := range MaxPendingPerSession + 5 {
+		st.queue(PendingInjection{Block: fmt.Sprint(i)})
+	}
+	if len(st.pending) != MaxPendingPerSession || st.pending[0].Block != "5" || st.pending[len(st.pending)-1].Block != fmt.Sprint(MaxPendingPerSession+4) {
+		t.Fatalf("pending %d, first %q", len(st.pending), st.pending[0].Block)
 	}
 }
