@@ -1,14 +1,35 @@
-// Package compose turns retrieval into the markdown blocks an agent reads:
-// the graph block (## Knowledge Graph Triplets) now; the observations
-// block, the session block, the in-session injector, budgets, the recall
-// matrix, the retrieval query text and feedback ranking as they arrive.
+// Package compose turns retrieval into the markdown blocks an agent reads
+// and learns from what they did:
 //
-// A block is built in one pass: seeds from package index, expansion and
-// scoring from package traverse, both under one engine.View so they see one
-// snapshot; then candidates best first, each endpoint checked by the Cedar
-// PEP (package policy) lazily and cached per request, each line rendered
-// and added only if the whole block, header included, stays within the
-// token budget (skip and continue).
+//   - the graph block (## Knowledge Graph Triplets, GraphBlock);
+//   - the session block (SessionBlock): observations, then the graph part,
+//     budgets per work type, the recall matrix's gates, cross-project
+//     transfer, the injection log it writes;
+//   - Graph RAG (RAG): semantic hits, then expansion over chosen predicates;
+//   - the in-session injector (Injector): a tool call's lookups within a
+//     latency budget, injected or queued for the next turn;
+//   - learning (learning.go): feedback on a session's logs (EMA weights)
+//     and the tool-result graph (errors, fixes, propagation);
+//   - the configuration documents (Settings) and the policy-checked read
+//     paths of the API (access.go: triplet queries, nodes, observations,
+//     injection logs all go through the same scope and Cedar check as a
+//     block).
+//
+// # Ranking
+//
+// Every block that shows triplets finds them the same way (graph.go,
+// query.go): seeds from package index (BM25 and vectors fused by score),
+// rescored by how their names match the query's weighted words (verbatim
+// names dominate, gaps kept), plus the nodes whose whole name the query
+// spells out; then package traverse walks from them, scoring each edge by
+// the share of the query its path explains; the budget is spread among the
+// seeds, lines that add no node wait (novelty), and each endpoint passes
+// the Cedar PEP (package policy) before its line is rendered, skip and
+// continue within the token budget, header included. Observations are
+// ranked by fused relevance times their learnt weight, the best hits
+// bringing the note recorded next in their session (follow.go). The README
+// ("How triplets are scored") has the formula and a worked example; every
+// block route can explain each line's score parts.
 //
 // # Rendering untrusted text
 //
@@ -20,10 +41,20 @@
 // escaped. So no input adds a heading, a list item or any other block to a
 // block, and a block never repeats a line.
 //
-// # Concurrency
+// # Concurrency and lifetime
 //
 // A Composer is safe for concurrent use once built; its fields must not be
-// changed afterwards. Per-call scratch is pooled.
+// changed afterwards. Per-call scratch is pooled; the name-length and
+// name-stem caches grow with the nodes queries touch and never go stale
+// (names never change, ids are never reused). Settings caches each
+// configuration document, loading it under its lock, and hands out copies.
+// An Injector is safe for concurrent use; its per-session memory (what was
+// shown in-session, blocks pending the next turn) is bounded
+// (MaxInjectorSessions, least recently used first; MaxPendingPerSession)
+// and lives in memory only: a restart loses it, and only in-session blocks
+// can then be shown again (the start-of-session block's are read back from
+// the injection logs; blocks pushed to a runtime are on the durable inject
+// queue).
 //
 // # Memory ownership
 //
