@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kgctx/kgctx/compose/service"
 	"io"
 	"net"
 	"net/http"
@@ -21,7 +22,7 @@ import (
 // directory.
 type testServer struct {
 	t     testing.TB
-	app   *App
+	app   *service.App
 	srv   *Server
 	url   string
 	admin string
@@ -35,7 +36,7 @@ func startServer(t testing.TB) *testServer {
 // startServerWith is startServer with a hook to change the Config.
 func startServerWith(t testing.TB, tune func(*Config)) *testServer {
 	t.Helper()
-	app, err := OpenApp(context.Background(), AppConfig{DataDir: filepath.Join(t.TempDir(), "data")})
+	app, err := service.Open(context.Background(), service.Config{DataDir: filepath.Join(t.TempDir(), "data")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func startServerWith(t testing.TB, tune func(*Config)) *testServer {
 
 // serveApp serves app (which it closes at cleanup) on a loopback port,
 // with an operator token.
-func serveApp(t testing.TB, app *App, tune func(*Config)) *testServer {
+func serveApp(t testing.TB, app *service.App, tune func(*Config)) *testServer {
 	t.Helper()
 	admin := auth.NewTokenSecret()
 	if err := app.Tokens.PutToken(admin, auth.Token{AgentID: "bootstrap", Role: auth.RoleOperator}); err != nil {
@@ -386,7 +387,7 @@ func TestPoliciesAdmin(t *testing.T) {
 
 func TestPoliciesSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
-	app, err := OpenApp(context.Background(), AppConfig{DataDir: dir})
+	app, err := service.Open(context.Background(), service.Config{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +399,7 @@ func TestPoliciesSurviveRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	app.Close()
-	app, err = OpenApp(context.Background(), AppConfig{DataDir: dir})
+	app, err = service.Open(context.Background(), service.Config{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

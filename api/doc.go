@@ -1,7 +1,9 @@
 // Package api is kgctx's HTTP face: an Echo server whose routes, JSON
-// fields and status codes follow API.md, plus App, the wiring of store,
-// index, PEP and composer that every kgctx process runs. It is the only
-// package that imports Echo.
+// fields and status codes follow API.md, over a compose/service App (the
+// wiring of store, index, PEP and composer, and the workflows such as a
+// session's claim). A handler decodes the request, authorises it, calls
+// one function of the App or its parts, and maps errors through one table
+// (errors.go). It is the only package that imports Echo.
 //
 // Every route but /healthz needs a bearer token; the token (stored hashed
 // by the engine) decides the org, role and projects of the caller, and a

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kgctx/kgctx/compose"
+	"github.com/kgctx/kgctx/compose/service"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/engine/delivery"
@@ -125,35 +126,19 @@ func (s *Server) handleClaim(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	lease, err := s.app.Delivery.ClaimLease(delivery.Lease{SessionID: session, WorkerID: req.WorkerID, OrgID: req.OrgID,
-		ProjectID: req.ProjectID, AgentID: req.AgentID, WorkType: req.WorkType, Capability: req.Capability}, d, now)
+	r, err := s.app.Claim(c.Request().Context(), service.ClaimRequest{Session: session, Duration: d,
+		Lease: delivery.Lease{WorkerID: req.WorkerID, OrgID: req.OrgID, ProjectID: req.ProjectID, AgentID: req.AgentID,
+			WorkType: req.WorkType, Capability: req.Capability},
+		Identity: principal(tok, req.AgentID, req.OrgID, req.ProjectID), Scope: t,
+		WorkType: req.WorkType, Query: req.QueryText, WorkItem: req.WorkItem})
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	block, err := s.app.Composer.SessionBlock(ctx, compose.SessionRequest{SessionID: session, WorkType: req.WorkType,
-		Scope: engine.Tenant{Org: req.OrgID, Project: req.ProjectID}, Identity: principal(tok, req.AgentID, req.OrgID, req.ProjectID),
-		QueryText: req.QueryText, WorkItem: req.WorkItem, Graph: true})
-	if err != nil {
-		return err
+	out := map[string]any{"workerId": r.Lease.WorkerID, "expiresAt": r.Lease.ExpiresAt, "logId": r.Block.LogID,
+		"enqueued": r.Enqueued, "inject": toInjectJSON(r.Inject)}
+	if r.Enqueued || r.Duplicate {
+		out["duplicate"] = r.Duplicate
 	}
-	out := map[string]any{"workerId": lease.WorkerID, "expiresAt": lease.ExpiresAt, "logId": block.LogID, "enqueued": false}
-	mem, err := s.app.Settings.MemoryConfig(engine.Tenant{Org: req.OrgID, Project: req.ProjectID})
-	if err == nil && mem.RuntimeInjectEnabled && block.Block != "" {
-		_, dup, err := s.app.Delivery.Enqueue(delivery.Inject{SessionID: session, OrgID: req.OrgID, AgentID: req.AgentID,
-			Text: block.Block, ObservationIDs: block.ObservationIDs}, now)
-		if err != nil {
-			s.log.Warn("enqueue the start-of-session block", "session", session, "err", err)
-		} else {
-			out["enqueued"], out["duplicate"] = !dup, dup
-		}
-	}
-	in, err := s.app.Delivery.ClaimInject(req.OrgID, session, req.WorkerID, now)
-	if err != nil {
-		s.log.Warn("hand over an inject at claim", "session", session, "err", err)
-	}
-	out["inject"] = toInjectJSON(in)
 	return c.JSON(http.StatusOK, out)
 }
 

@@ -253,7 +253,7 @@ func (s *Server) handleFeedback(c echo.Context) error {
 	if len(logs) == 0 {
 		return apiErr(http.StatusNotFound, "not_found", "session %q has no injection logs", session)
 	}
-	res, err := s.app.Logs.ApplyFeedback(c.Request().Context(), org, session, body.Outcome, s.app.FeedbackAlpha)
+	res, err := s.app.Feedback(c.Request().Context(), org, session, body.Outcome)
 	if err != nil {
 		return err
 	}

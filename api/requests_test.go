@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"github.com/kgctx/kgctx/compose/service"
 	"net"
 	"path/filepath"
 	"strings"
@@ -59,7 +60,7 @@ func TestEmbedderDownIs503(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, err := OpenApp(context.Background(), AppConfig{DataDir: filepath.Join(t.TempDir(), "data"), Embedder: emb})
+	app, err := service.Open(context.Background(), service.Config{DataDir: filepath.Join(t.TempDir(), "data"), Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"github.com/kgctx/kgctx/compose/service"
 	"io"
 	"log/slog"
 	"net"
@@ -18,7 +19,7 @@ import (
 
 // Config configures a Server. Zero fields mean defaults.
 type Config struct {
-	App *App
+	App *service.App
 	// MaxImportBytes bounds triplet and observation import bodies
 	// (default 64 MiB); MaxBodyBytes every other body (default 1 MiB).
 	MaxImportBytes int64
@@ -46,7 +47,7 @@ const (
 // safe for that. Shutdown stops accepting, waits for in-flight requests.
 type Server struct {
 	cfg     Config
-	app     *App
+	app     *service.App
 	e       *echo.Echo
 	log     *slog.Logger
 	metrics *metrics

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kgctx/kgctx/compose/service"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -199,7 +200,7 @@ func ImportSource(ctx context.Context, st *engine.Store, t engine.Tenant, src wo
 // of the reopen to the first successful probe (a served block) is reported
 // with the resident set at that moment. close closes the app and removes
 // a temporary directory.
-func openData(ctx context.Context, cfg Config, src workload.Source, rep *Report, probe func(*api.App) error) (app *api.App, close func(), err error) {
+func openData(ctx context.Context, cfg Config, src workload.Source, rep *Report, probe func(*service.App) error) (app *service.App, close func(), err error) {
 	dir := cfg.DataDir
 	cleanup := func() {}
 	if dir == "" {
@@ -209,7 +210,7 @@ func openData(ctx context.Context, cfg Config, src workload.Source, rep *Report,
 		cleanup = func() { os.RemoveAll(dir) }
 	}
 	open := func() (err error) {
-		app, err = api.OpenApp(ctx, api.AppConfig{DataDir: dir, Logger: cfg.Logger})
+		app, err = service.Open(ctx, service.Config{DataDir: dir, Logger: cfg.Logger})
 		return err
 	}
 	start := time.Now()
@@ -281,7 +282,7 @@ func runGraph(ctx context.Context, cfg Config) (*Report, error) {
 		return compose.GraphRequest{Identity: policy.Identity{AgentID: "bench", OrgID: Tenant.Org, Role: policy.RoleAgent},
 			Scope: Tenant, QueryText: q, BudgetTokens: cfg.BudgetTokens, TopK: cfg.TopK, Depth: cfg.Depth}
 	}
-	app, closeData, err := openData(ctx, cfg, wl.source, rep, func(app *api.App) error {
+	app, closeData, err := openData(ctx, cfg, wl.source, rep, func(app *service.App) error {
 		_, err := app.Composer.GraphBlock(ctx, req(queries[0]))
 		return err
 	})
@@ -351,12 +352,12 @@ func series(n int, fn func(i int, record bool) error) (Latency, error) {
 // measureHTTP serves app on loopback, then measures n sequential POSTs of
 // body(i) to path (latency) and cfg.Workers concurrent clients for
 // cfg.Duration (throughput), with a real agent token.
-func measureHTTP(ctx context.Context, cfg Config, app *api.App, rep *Report, path string, body func(i int) []byte, n int) error {
+func measureHTTP(ctx context.Context, cfg Config, app *service.App, rep *Report, path string, body func(i int) []byte, n int) error {
 	return measureHTTPPaths(ctx, cfg, app, rep, func(i int) (string, []byte) { return path, body(i) }, n)
 }
 
 // measureHTTPPaths is measureHTTP with a path per request.
-func measureHTTPPaths(ctx context.Context, cfg Config, app *api.App, rep *Report, req func(i int) (string, []byte), n int) error {
+func measureHTTPPaths(ctx context.Context, cfg Config, app *service.App, rep *Report, req func(i int) (string, []byte), n int) error {
 	srv, err := api.New(api.Config{App: app})
 	if err != nil {
 		return err

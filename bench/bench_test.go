@@ -3,13 +3,13 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/kgctx/kgctx/compose/service"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
-	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/bench/workload"
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/policy"
@@ -22,7 +22,7 @@ var loaded sync.Map // name -> *loadedGraph
 
 type loadedGraph struct {
 	once    sync.Once
-	app     *api.App
+	app     *service.App
 	queries []string
 	err     error
 }
@@ -54,7 +54,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func loadGraph(b *testing.B, cfg Config) (*api.App, []string) {
+func loadGraph(b *testing.B, cfg Config) (*service.App, []string) {
 	cfg.defaults()
 	name := cfg.Scenario
 	if cfg.Scenario == "synthetic" {
@@ -74,7 +74,7 @@ func loadGraph(b *testing.B, cfg Config) (*api.App, []string) {
 		} else {
 			dir = filepath.Join(dir, name)
 		}
-		app, err := api.OpenApp(context.Background(), api.AppConfig{DataDir: dir})
+		app, err := service.Open(context.Background(), service.Config{DataDir: dir})
 		if err != nil {
 			lg.err = err
 			return
@@ -107,7 +107,7 @@ func BenchmarkGraphBlock_Synthetic(b *testing.B) {
 	}
 }
 
-func benchBlocks(b *testing.B, app *api.App, queries []string) {
+func benchBlocks(b *testing.B, app *service.App, queries []string) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	reqs := make([]compose.GraphRequest, 1024)
 	for i := range reqs {
@@ -145,7 +145,7 @@ func benchImport(b *testing.B, src workload.Source, triplets int) {
 	for b.Loop() {
 		b.StopTimer()
 		dir := b.TempDir()
-		app, err := api.OpenApp(ctx, api.AppConfig{DataDir: dir})
+		app, err := service.Open(ctx, service.Config{DataDir: dir})
 		if err != nil {
 			b.Fatal(err)
 		}

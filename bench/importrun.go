@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/kgctx/kgctx/compose/service"
 	"net"
 	"os"
 	"path/filepath"
@@ -60,7 +61,7 @@ func runImport(ctx context.Context, cfg Config) (*Report, error) {
 
 	cfg.say("offline import (as kgctx import)")
 	start := time.Now()
-	app, err := api.OpenApp(ctx, api.AppConfig{DataDir: filepath.Join(tmp, "offline"), Logger: cfg.Logger})
+	app, err := service.Open(ctx, service.Config{DataDir: filepath.Join(tmp, "offline"), Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +76,7 @@ func runImport(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.say("imported %d triplets at %.0f/s", rep.Import.Triplets, rep.Import.TripletsPerSec)
 
 	cfg.say("server import (NDJSON batches)")
-	app, err = api.OpenApp(ctx, api.AppConfig{DataDir: filepath.Join(tmp, "server"), Logger: cfg.Logger})
+	app, err = service.Open(ctx, service.Config{DataDir: filepath.Join(tmp, "server"), Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}

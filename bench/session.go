@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kgctx/kgctx/compose/service"
 	"math/rand/v2"
 	"time"
 
-	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/bench/workload"
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/engine"
@@ -18,7 +18,7 @@ import (
 // cfg.Observations generated observations (importing them unless the data
 // directory has them already). The caller calls cleanup (which closes the
 // app).
-func memoryData(ctx context.Context, cfg Config, rep *Report) (*api.App, *workload.FB15k, []engine.ObservationInput, func(), error) {
+func memoryData(ctx context.Context, cfg Config, rep *Report) (*service.App, *workload.FB15k, []engine.ObservationInput, func(), error) {
 	cfg.say("loading FB15k-237")
 	fb, err := workload.LoadFB15k(cfg.Datasets)
 	if err != nil {
@@ -30,7 +30,7 @@ func memoryData(ctx context.Context, cfg Config, rep *Report) (*api.App, *worklo
 	}
 	obs := workload.Observations(fb, cfg.Observations, cfg.Seed)
 	rep.Graph = fmt.Sprintf("FB15k-237 train (%d triplets) and %d generated observations", len(fb.Triplets), cfg.Observations)
-	fail := func(err error) (*api.App, *workload.FB15k, []engine.ObservationInput, func(), error) {
+	fail := func(err error) (*service.App, *workload.FB15k, []engine.ObservationInput, func(), error) {
 		cleanup()
 		return nil, nil, nil, nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kgctx/kgctx/compose/service"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,9 +21,9 @@ import (
 
 // serve runs the real server on a loopback port and returns its URL and an
 // importer token of org "o".
-func serve(t *testing.T) (string, string, *api.App) {
+func serve(t *testing.T) (string, string, *service.App) {
 	t.Helper()
-	app, err := api.OpenApp(context.Background(), api.AppConfig{DataDir: t.TempDir()})
+	app, err := service.Open(context.Background(), service.Config{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

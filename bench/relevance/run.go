@@ -3,6 +3,7 @@ package relevance
 import (
 	"context"
 	"fmt"
+	"github.com/kgctx/kgctx/compose/service"
 	"io"
 	"log/slog"
 	"math"
@@ -12,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/internal/datasets"
@@ -122,7 +122,7 @@ const org = "relevance"
 // env is one family's app, its agent identity and the baselines' copies
 // of its projects.
 type env struct {
-	app   *api.App
+	app   *service.App
 	id    policy.Identity
 	bases map[engine.Tenant]*baselines
 	names map[engine.Tenant]map[string]string // node id -> name
@@ -132,7 +132,7 @@ type env struct {
 }
 
 func openEnv(ctx context.Context, cfg *Config) (*env, error) {
-	app, err := api.OpenApp(ctx, api.AppConfig{InMemory: true, Logger: cfg.Logger})
+	app, err := service.Open(ctx, service.Config{InMemory: true, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/kgctx/kgctx/compose/service"
 	"io"
 	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/tripletio"
 )
@@ -55,7 +55,7 @@ func (g *graphFlags) tenant(c *call) (engine.Tenant, error) {
 
 // open checks the tenant and opens the data directory. The caller closes
 // the App.
-func (g *graphFlags) open(ctx context.Context, c *call, mode openMode) (*api.App, engine.Tenant, error) {
+func (g *graphFlags) open(ctx context.Context, c *call, mode openMode) (*service.App, engine.Tenant, error) {
 	t, err := g.tenant(c)
 	if err != nil {
 		return nil, t, err

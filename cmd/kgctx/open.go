@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kgctx/kgctx/compose/service"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -11,7 +12,6 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/engine"
 )
 
@@ -29,7 +29,7 @@ const (
 )
 
 // hasStore reports whether dir holds a kgctx store: the Badger manifest in
-// DIR/store, where api.OpenApp keeps the engine's records (a test checks
+// DIR/store, where service.Open keeps the engine's records (a test checks
 // this against a store openData creates). A path that is missing, or not a
 // directory, holds none.
 func hasStore(dir string) (bool, error) {
@@ -68,7 +68,7 @@ func (e *lockedError) Unwrap() error { return e.err }
 // openApp opens cfg.DataDir as serve and the offline commands do. In
 // readOnly mode a directory without a store is refused before anything is
 // created; a store locked by another process gets a plain message.
-func openApp(ctx context.Context, cfg api.AppConfig, mode openMode) (*api.App, error) {
+func openApp(ctx context.Context, cfg service.Config, mode openMode) (*service.App, error) {
 	if mode == readOnly {
 		ok, err := hasStore(cfg.DataDir)
 		if err != nil {
@@ -78,7 +78,7 @@ func openApp(ctx context.Context, cfg api.AppConfig, mode openMode) (*api.App, e
 			return nil, noStoreError(cfg.DataDir)
 		}
 	}
-	app, err := api.OpenApp(ctx, cfg)
+	app, err := service.Open(ctx, cfg)
 	if errors.Is(err, engine.ErrLocked) {
 		return nil, &lockedError{dir: cfg.DataDir, err: err}
 	}
@@ -89,6 +89,6 @@ func openApp(ctx context.Context, cfg api.AppConfig, mode openMode) (*api.App, e
 }
 
 // openData opens the data directory for an offline command.
-func openData(ctx context.Context, dir string, mode openMode, stderr io.Writer) (*api.App, error) {
-	return openApp(ctx, api.AppConfig{DataDir: dir, Logger: logger(stderr, slog.LevelWarn)}, mode)
+func openData(ctx context.Context, dir string, mode openMode, stderr io.Writer) (*service.App, error) {
+	return openApp(ctx, service.Config{DataDir: dir, Logger: logger(stderr, slog.LevelWarn)}, mode)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/kgctx/kgctx/compose/service"
 	"io"
 	"log/slog"
 	"net"
@@ -45,7 +46,7 @@ func serveCmd() *command {
 				if *verbose {
 					level = slog.LevelDebug
 				}
-				cfg := api.AppConfig{DataDir: *data, SyncWrites: *sync, Logger: logger(c.stderr, level)}
+				cfg := service.Config{DataDir: *data, SyncWrites: *sync, Logger: logger(c.stderr, level)}
 				if *embURL != "" {
 					h, err := embed.NewHTTP(embed.HTTPOptions{BaseURL: *embURL, Model: *embModel, Dim: *embDim, APIKey: os.Getenv("KGCTX_EMBED_API_KEY")})
 					if err != nil {
@@ -75,7 +76,7 @@ func serveCmd() *command {
 // and serves until ctx is done. The listener is bound first: a second
 // server on a busy port fails before it touches the data directory (no
 // store created, no admin.token or token written).
-func serve(ctx context.Context, c *call, cfg api.AppConfig, addr, adminToken string, scfg api.Config) error {
+func serve(ctx context.Context, c *call, cfg service.Config, addr, adminToken string, scfg api.Config) error {
 	log := cfg.Logger
 	start := time.Now()
 	ln, err := net.Listen("tcp", addr)
@@ -133,7 +134,7 @@ func serve(ctx context.Context, c *call, cfg api.AppConfig, addr, adminToken str
 // bootstrap makes sure an operator can get in: the given token (flag or
 // $KGCTX_ADMIN_TOKEN) is registered as operator; with none given and no
 // token in the store, one is generated into DIR/admin.token.
-func bootstrap(app *api.App, dir, flagToken string, stdout io.Writer) error {
+func bootstrap(app *service.App, dir, flagToken string, stdout io.Writer) error {
 	secret := flagToken
 	if secret == "" {
 		secret = os.Getenv("KGCTX_ADMIN_TOKEN")
@@ -172,7 +173,7 @@ const embedderCheckTimeout = 10 * time.Second
 // the configured embedding server answers. It does not stop the server
 // (graph blocks still work from what is indexed, and the embedder may come
 // up later); it says plainly what will fail until it does.
-func checkEmbedder(ctx context.Context, app *api.App, stderr io.Writer) {
+func checkEmbedder(ctx context.Context, app *service.App, stderr io.Writer) {
 	ctx, cancel := context.WithTimeout(ctx, embedderCheckTimeout)
 	defer cancel()
 	if _, err := app.Index.Embed(ctx, nil, "kgctx start-up check"); err != nil {

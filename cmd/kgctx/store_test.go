@@ -115,7 +115,7 @@ func TestReadOnlyCommandsRefuseMissingStore(t *testing.T) {
 	}
 
 	// The commands that write still create the store, and then the readers
-	// find it: hasStore agrees with the layout api.OpenApp creates.
+	// find it: hasStore agrees with the layout service.Open creates.
 	dir := filepath.Join(base, "new")
 	if out, errOut, code := runCLI(t, "graph", "add", "--data", dir, "--org", "o", "--project", "p",
 		"--subject", "A", "--predicate", "calls", "--object", "B"); code != 0 {

@@ -3,8 +3,8 @@ package main
 import (
 	"errors"
 	"flag"
+	"github.com/kgctx/kgctx/compose/service"
 
-	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/traverse"
 )
@@ -32,7 +32,7 @@ func (t *tuning) register(fs *flag.FlagSet) {
 	fs.Float64Var(&t.similarError, "similar-error-score", compose.DefaultSimilarErrorScore, "cosine similarity from which two errors are similar_to, in (0,1]")
 }
 
-func (t *tuning) apply(cfg *api.AppConfig) error {
+func (t *tuning) apply(cfg *service.Config) error {
 	cfg.Index.HNSW.M, cfg.Index.HNSW.EfConstruction, cfg.Index.HNSW.EfSearch = t.m, t.efConstruction, t.efSearch
 	cfg.Expand = traverse.Options{MaxFanout: t.maxFanout, MaxVisited: t.maxVisited, HopDecay: t.hopDecay}
 	if err := cfg.Expand.Validate(); err != nil {

@@ -1,4 +1,4 @@
-package api
+package service
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 	"github.com/kgctx/kgctx/traverse"
 )
 
-// AppConfig says where the data lives and how to build the parts.
-type AppConfig struct {
+// Config says where the data lives and how to build the parts.
+type Config struct {
 	// DataDir holds the Badger store ("store/") and the text index
 	// ("text/"). Ignored with InMemory.
 	DataDir  string
@@ -46,7 +46,7 @@ type AppConfig struct {
 }
 
 // App is the set of parts a kgctx process runs: the store, its seed index,
-// the PEP and the composer. cmd and bench open one with OpenApp.
+// the PEP and the composer. cmd, api and bench open one with Open.
 type App struct {
 	Store *engine.Store
 	// Tokens, Delivery and Logs are the store's tokens, leases and inject
@@ -67,9 +67,9 @@ type App struct {
 // policyConfig is where the active policy text is kept.
 const policyKind, policyKey = "policies", "active"
 
-// OpenApp opens (or creates) everything under cfg.DataDir. The caller MUST
+// Open opens (or creates) everything under cfg.DataDir. The caller MUST
 // call Close.
-func OpenApp(ctx context.Context, cfg AppConfig) (*App, error) {
+func Open(ctx context.Context, cfg Config) (*App, error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()

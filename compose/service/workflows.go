@@ -1,0 +1,82 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/kgctx/kgctx/compose"
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/delivery"
+	"github.com/kgctx/kgctx/engine/sessionlog"
+	"github.com/kgctx/kgctx/policy"
+)
+
+// The workflows a transport runs on a caller's behalf once it has decoded
+// and authorised the request: each is one call, so the HTTP API (and any
+// other transport) only maps its answer and errors.
+
+// ClaimRequest is a worker's claim of a session: the lease it asks for and
+// what the start-of-session block is composed from.
+type ClaimRequest struct {
+	Session  string
+	Lease    delivery.Lease // SessionID is set from Session
+	Duration time.Duration
+	Identity policy.Identity // who the block is composed for (Cedar)
+	Scope    engine.Tenant
+	WorkType string
+	Query    string
+	WorkItem compose.WorkItem
+}
+
+// ClaimResult is what a claim did.
+type ClaimResult struct {
+	Lease delivery.Lease
+	Block *compose.SessionBlock
+	// Enqueued: the block went onto the durable inject queue (the
+	// project's runtimeInjectEnabled is on); Duplicate: it was already
+	// there.
+	Enqueued, Duplicate bool
+	// Inject is the session's in-flight or next inject, handed to the
+	// new holder (nil when none).
+	Inject *delivery.Inject
+}
+
+// Claim leases the session to the worker, composes and logs the
+// start-of-session block and, when the project's runtimeInjectEnabled is
+// on, enqueues it; then hands the worker the session's pending inject.
+// Failing to enqueue or to hand over never fails the claim (it is logged).
+func (a *App) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error) {
+	now := time.Now()
+	r.Lease.SessionID = r.Session
+	lease, err := a.Delivery.ClaimLease(r.Lease, r.Duration, now)
+	if err != nil {
+		return ClaimResult{}, err
+	}
+	block, err := a.Composer.SessionBlock(ctx, compose.SessionRequest{SessionID: r.Session, WorkType: r.WorkType,
+		Scope: r.Scope, Identity: r.Identity, QueryText: r.Query, WorkItem: r.WorkItem, Graph: true})
+	if err != nil {
+		return ClaimResult{}, err
+	}
+	out := ClaimResult{Lease: lease, Block: block}
+	mem, err := a.Settings.MemoryConfig(r.Scope)
+	if err == nil && mem.RuntimeInjectEnabled && block.Block != "" {
+		_, dup, err := a.Delivery.Enqueue(delivery.Inject{SessionID: r.Session, OrgID: r.Scope.Org, AgentID: r.Lease.AgentID,
+			Text: block.Block, ObservationIDs: block.ObservationIDs}, now)
+		if err != nil {
+			a.Logger.Warn("enqueue the start-of-session block", "session", r.Session, "err", err)
+		} else {
+			out.Enqueued, out.Duplicate = !dup, dup
+		}
+	}
+	out.Inject, err = a.Delivery.ClaimInject(r.Scope.Org, r.Session, r.Lease.WorkerID, now)
+	if err != nil {
+		a.Logger.Warn("hand over an inject at claim", "session", r.Session, "err", err)
+	}
+	return out, nil
+}
+
+// Feedback applies a session's outcome to the weights of what its
+// injection logs showed, at the app's EMA rate.
+func (a *App) Feedback(ctx context.Context, org, session, outcome string) (sessionlog.FeedbackResult, error) {
+	return a.Logs.ApplyFeedback(ctx, org, session, outcome, a.FeedbackAlpha)
+}
