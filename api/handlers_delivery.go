@@ -16,13 +16,37 @@ import (
 // DefaultLeaseSeconds is a claim's lease when the body names none.
 const DefaultLeaseSeconds = 30
 
-// sessionOf reads {sessionId} and says whose it is. Session ids are scoped
+// sessionOf is the one session-ownership rule of the session routes: it
+// reads {sessionId}, says whose it is (sessionOrg), and refuses a caller
+// that may not act on every project the session is bound to (its lease's
+// and its injection logs', service.App.SessionProjects): a token limited
+// to project a cannot drive, read or teach a session of project b of its
+// own org.
+func (s *Server) sessionOf(c echo.Context, bodyOrg string) (org, session string, err error) {
+	org, session, err = s.sessionOrg(c, bodyOrg)
+	if err != nil {
+		return "", "", err
+	}
+	projects, err := s.app.SessionProjects(org, session)
+	if err != nil {
+		return "", "", err
+	}
+	tok := token(c)
+	for _, p := range projects {
+		if err := checkOrg(tok, org, p); err != nil {
+			return "", "", err
+		}
+	}
+	return org, session, nil
+}
+
+// sessionOrg reads {sessionId} and says whose it is. Session ids are scoped
 // by org: a non-operator token's session is always its own org's (a body
 // naming another org is refused), so an id another org already uses is
 // simply another session. An operator names the org with the body's orgId
 // or ?orgId=; without either, the one org that uses the id, if only one
 // does.
-func (s *Server) sessionOf(c echo.Context, bodyOrg string) (org, session string, err error) {
+func (s *Server) sessionOrg(c echo.Context, bodyOrg string) (org, session string, err error) {
 	session = c.Param("sessionId")
 	if err := engine.ValidateID(session); err != nil {
 		return "", "", fieldError("sessionId in path: %v", err)

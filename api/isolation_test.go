@@ -316,3 +316,43 @@ func TestVerbEventProjectOptional(t *testing.T) {
 		}
 	}
 }
+
+// One session-ownership rule on every session route: a token limited to
+// project p1 cannot act on a session bound to project p2 of its own org,
+// by its lease or its injection logs.
+func TestSessionOwnershipOneRule(t *testing.T) {
+	s := startServer(t)
+	p1, p2 := s.token("org_a", "agent", "p1"), s.token("org_a", "agent", "p2")
+	if r := s.post("/v1/sessions/ses_p2/claim", p2, map[string]any{"workerId": "w", "projectId": "p2", "leaseSeconds": 60}); r.status != 200 {
+		t.Fatalf("claim: %d %s", r.status, r.body)
+	}
+	for _, c := range []struct {
+		method, path string
+		body         map[string]any
+	}{
+		{"POST", "/v1/sessions/ses_p2/refresh", map[string]any{"workerId": "w"}},
+		{"POST", "/v1/sessions/ses_p2/injects", map[string]any{"text": "- x"}},
+		{"POST", "/v1/sessions/ses_p2/injects/claim", map[string]any{"workerId": "w"}},
+		{"POST", "/v1/sessions/ses_p2/injects/del_x/ack", map[string]any{}},
+		{"POST", "/v1/sessions/ses_p2/verb-events", map[string]any{"phase": "pre-verb", "tool": "Edit", "memoryScope": "session"}},
+		{"POST", "/v1/sessions/ses_p2/pending/drain", map[string]any{}},
+		{"POST", "/v1/sessions/ses_p2/feedback", map[string]any{"outcome": "helpful"}},
+		{"GET", "/v1/sessions/ses_p2/injection-logs", nil},
+		{"DELETE", "/v1/sessions/ses_p2", nil},
+	} {
+		var body []byte
+		if c.body != nil {
+			body, _ = json.Marshal(c.body)
+		}
+		if r := s.do(c.method, c.path, p1, "application/json", body); r.status != 403 {
+			t.Errorf("p1 token, %s %s: %d %s, want 403", c.method, c.path, r.status, r.body)
+		}
+	}
+	// The session's own project still may.
+	if r := s.post("/v1/sessions/ses_p2/refresh", p2, map[string]any{"workerId": "w"}); r.status != 200 {
+		t.Fatalf("p2 refresh: %d %s", r.status, r.body)
+	}
+	if r := s.do("GET", "/v1/sessions/ses_p2/injection-logs", p2, "", nil); r.status != 200 {
+		t.Fatalf("p2 logs: %d %s", r.status, r.body)
+	}
+}

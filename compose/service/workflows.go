@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"time"
 
 	"github.com/kgctx/kgctx/compose"
@@ -79,4 +81,32 @@ func (a *App) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error) {
 // injection logs showed, at the app's EMA rate.
 func (a *App) Feedback(ctx context.Context, org, session, outcome string) (sessionlog.FeedbackResult, error) {
 	return a.Logs.ApplyFeedback(ctx, org, session, outcome, a.FeedbackAlpha)
+}
+
+// SessionProjects lists the projects org's session is bound to: its
+// lease's and its injection logs', each once, in that order. The API's
+// session routes let a caller act on a session only when it may act on
+// each of them.
+func (a *App) SessionProjects(org, session string) ([]string, error) {
+	var out []string
+	add := func(p string) {
+		if p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	l, err := a.Delivery.LeaseOf(org, session)
+	switch {
+	case err == nil:
+		add(l.ProjectID)
+	case !errors.Is(err, engine.ErrNotFound):
+		return nil, err
+	}
+	logs, err := a.Logs.InjectionLogs(org, session)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range logs {
+		add(l.ProjectID)
+	}
+	return out, nil
 }
