@@ -288,12 +288,7 @@ func (s *Server) handleVerbEvent(c echo.Context) error {
 		return err
 	}
 	ev.OrgID = t.Org
-	e := compose.Event{VerbEvent: ev, Identity: principal(tok, ev.AgentID, ev.OrgID, ev.ProjectID)}
-	if l, err := s.app.Delivery.LeaseOf(org, session); err == nil {
-		e.SupportsMessageInjection = l.Capability.SupportsMessageInjection
-		e.LeaseProjectID = l.ProjectID
-	}
-	res, err := s.app.Injector.Handle(c.Request().Context(), e)
+	res, err := s.app.VerbEvent(c.Request().Context(), compose.Event{VerbEvent: ev, Identity: principal(tok, ev.AgentID, ev.OrgID, ev.ProjectID)})
 	if err != nil {
 		return err
 	}

@@ -110,3 +110,14 @@ func (a *App) SessionProjects(org, session string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// VerbEvent hands a tool call to the in-session injector, with what the
+// session's lease says of its runtime (whether it takes injected messages)
+// and of its project.
+func (a *App) VerbEvent(ctx context.Context, e compose.Event) (compose.InjectionResult, error) {
+	if l, err := a.Delivery.LeaseOf(e.OrgID, e.SessionID); err == nil {
+		e.SupportsMessageInjection = l.Capability.SupportsMessageInjection
+		e.LeaseProjectID = l.ProjectID
+	}
+	return a.Injector.Handle(ctx, e)
+}
