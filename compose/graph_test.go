@@ -382,29 +382,23 @@ func TestAddNamedLongestRun(t *testing.T) {
 		engine.TripletInput{Source: "actors", Relationship: "tag_of", Target: "Elephant"},
 		engine.TripletInput{Source: "Midnight's Children", Relationship: "written_by", Target: "Salman Rushdie"},
 		engine.TripletInput{Source: "Midnight", Relationship: "is", Target: "Time"})
-	var got []string
-	_ = e.st.View(func(v *engine.View) error {
-		var sc queryScratch
-		q := "who are the actors in the movies written by the writer of Elephant Boy"
-		sc.words = analyseQuery(q)
-		for _, h := range e.c.addNamed(v, q, tenA, v.ScopeNodes(tenA), &sc, nil) {
-			got = append(got, v.NodeName(h.ID))
-		}
-		return nil
-	})
+	named := func(q string) []string {
+		var got []string
+		_ = e.st.View(func(v *engine.View) error {
+			var sc queryScratch
+			sc.words = analyseQuery(q)
+			for _, h := range e.c.addNamed(v, q, tenA, v.ScopeNodes(tenA), &sc, nil) {
+				got = append(got, v.NodeName(h.ID))
+			}
+			return nil
+		})
+		return got
+	}
+	got := named("who are the actors in the movies written by the writer of Elephant Boy")
 	if want := []string{"actors", "Elephant Boy"}; !slices.Equal(got, want) {
 		t.Fatalf("named %v, want %v", got, want)
 	}
-	got = got[:0]
-	_ = e.st.View(func(v *engine.View) error {
-		var sc queryScratch
-		q := "who wrote (Midnight's Children)? and Elephant's director"
-		sc.words = analyseQuery(q)
-		for _, h := range e.c.addNamed(v, q, tenA, v.ScopeNodes(tenA), &sc, nil) {
-			got = append(got, v.NodeName(h.ID))
-		}
-		return nil
-	})
+	got = named("who wrote (Midnight's Children)? and Elephant's director")
 	if want := []string{"Midnight's Children", "Elephant"}; !slices.Equal(got, want) {
 		t.Fatalf("named %v, want %v", got, want)
 	}

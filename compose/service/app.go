@@ -114,37 +114,32 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	tokens, err := auth.New(st)
-	if err != nil {
+	fail := func(err error) (*App, error) {
 		ix.Close()
 		st.Close()
 		return nil, err
+	}
+	tokens, err := auth.New(st)
+	if err != nil {
+		return fail(err)
 	}
 	dl, err := delivery.New(st)
 	if err != nil {
-		ix.Close()
-		st.Close()
-		return nil, err
+		return fail(err)
 	}
 	logs, err := sessionlog.New(st)
 	if err != nil {
-		ix.Close()
-		st.Close()
-		return nil, err
+		return fail(err)
 	}
 	text := policy.DefaultPolicies
 	if b, err := configstore.New(st).Get(policyKind, policyKey); err == nil {
 		text = string(b)
 	} else if !errors.Is(err, engine.ErrNotFound) {
-		ix.Close()
-		st.Close()
-		return nil, err
+		return fail(err)
 	}
 	pep, err := policy.New(text)
 	if err != nil {
-		ix.Close()
-		st.Close()
-		return nil, fmt.Errorf("stored policies no longer valid: %w", err)
+		return fail(fmt.Errorf("stored policies no longer valid: %w", err))
 	}
 	settings := compose.NewSettings(st)
 	alpha := cfg.FeedbackAlpha
