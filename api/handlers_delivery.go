@@ -202,12 +202,7 @@ func (s *Server) handleRefresh(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	lease, err := s.app.Delivery.RefreshLease(org, session, req.WorkerID, d, now)
-	if err != nil {
-		return err
-	}
-	in, err := s.app.Delivery.ClaimInject(org, session, req.WorkerID, now)
+	lease, in, err := s.app.Refresh(org, session, req.WorkerID, d)
 	if err != nil {
 		return err
 	}

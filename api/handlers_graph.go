@@ -87,12 +87,7 @@ func (s *Server) handleImport(c echo.Context) error {
 	if err := checkWriteProjects(tok, t, ts, lines); err != nil {
 		return err
 	}
-	preds, err := s.app.Settings.Predicates(t)
-	if err != nil {
-		return err
-	}
-	res, err := s.app.Store.Import(c.Request().Context(), t, ts, engine.ImportOptions{AllowCrossOrg: tok.Role == auth.RoleOperator,
-		Lines: lines, Relationships: preds.Set()})
+	res, err := s.app.Import(c.Request().Context(), t, ts, engine.ImportOptions{AllowCrossOrg: tok.Role == auth.RoleOperator, Lines: lines})
 	if err != nil {
 		s.metrics.triplets.WithLabelValues("rejected").Add(float64(len(ts)))
 		return err

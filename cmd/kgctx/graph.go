@@ -317,11 +317,7 @@ func (g *graphFlags) add(ctx context.Context, c *call, in engine.TripletInput) e
 		return err
 	}
 	defer app.Close()
-	preds, err := app.Settings.Predicates(t)
-	if err != nil {
-		return err
-	}
-	res, err := app.Store.Import(ctx, t, []engine.TripletInput{in}, engine.ImportOptions{AllowCrossOrg: true, Relationships: preds.Set()})
+	res, err := app.Import(ctx, t, []engine.TripletInput{in}, engine.ImportOptions{AllowCrossOrg: true})
 	if err != nil {
 		return err
 	}

@@ -121,3 +121,27 @@ func (a *App) VerbEvent(ctx context.Context, e compose.Event) (compose.Injection
 	}
 	return a.Injector.Handle(ctx, e)
 }
+
+// Refresh is a worker's lock-refresh beat: it extends the lease (for d, or
+// for the claim's length when d is 0) and hands the holder the session's
+// in-flight or next inject (nil when none).
+func (a *App) Refresh(org, session, worker string, d time.Duration) (delivery.Lease, *delivery.Inject, error) {
+	now := time.Now()
+	lease, err := a.Delivery.RefreshLease(org, session, worker, d, now)
+	if err != nil {
+		return lease, nil, err
+	}
+	in, err := a.Delivery.ClaimInject(org, session, worker, now)
+	return lease, in, err
+}
+
+// Import writes triplets into project t under the project's relationship
+// vocabulary (a strict one refuses the others, naming the line).
+func (a *App) Import(ctx context.Context, t engine.Tenant, ts []engine.TripletInput, opts engine.ImportOptions) (engine.ImportResult, error) {
+	preds, err := a.Settings.Predicates(t)
+	if err != nil {
+		return engine.ImportResult{}, err
+	}
+	opts.Relationships = preds.Set()
+	return a.Store.Import(ctx, t, ts, opts)
+}
