@@ -69,3 +69,13 @@ func (s *Server) handlePutPolicies(c echo.Context) error {
 	}
 	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", []byte(s.app.PEP.Text()))
 }
+
+// handleWhoami answers what the caller's token is (its secret never).
+func (s *Server) handleWhoami(c echo.Context) error {
+	tok := token(c)
+	projects := tok.ProjectIDs
+	if projects == nil {
+		projects = []string{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"orgId": tok.OrgID, "agentId": tok.AgentID, "role": tok.Role, "projectIds": projects})
+}

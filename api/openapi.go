@@ -165,6 +165,7 @@ var schemas = map[string]any{
 	"Feedback":       obj([]string{"outcome"}, map[string]any{"outcome": map[string]any{"type": "string", "enum": []string{"helpful", "misleading", "neutral"}}}),
 	"FeedbackResult": obj(nil, map[string]any{"updated": obj(nil, map[string]any{"observations": integ, "nodes": integ, "edges": integ, "logs": integ})}),
 	"Health":         obj([]string{"status"}, map[string]any{"status": str}),
+	"Whoami":         obj(nil, map[string]any{"orgId": str, "agentId": str, "role": str, "projectIds": strs}),
 	"Error": obj([]string{"error"}, map[string]any{"error": obj([]string{"code", "message"}, map[string]any{
 		"code": str, "message": str,
 		"lines": map[string]any{"type": "array", "items": obj(nil, map[string]any{"line": integ, "error": str})}})}),

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/kgctx/kgctx/api/mcp"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -16,6 +17,10 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodGet, path: "/healthz", summary: "Liveness check (no token).", response: "Health", status: 200,
 			h: func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) }},
 		{method: http.MethodGet, path: "/metrics", minRole: auth.RoleOperator, summary: "Prometheus metrics (text format).", response: "text", status: 200, h: s.handleMetrics},
+		{method: http.MethodPost, path: "/mcp", minRole: auth.RoleAgent, summary: "Model Context Protocol (streamable HTTP, stateless, JSON answers): the tools of the README's \"MCP\" section, each calling its route with this token.",
+			request: "object", response: "object", status: 200, h: echo.WrapHandler(mcp.Handler(s.e, mcp.Options{Version: s.cfg.Version}))},
+		{method: http.MethodGet, path: "/v1/whoami", minRole: auth.RoleAgent, summary: "The caller's token: org, agent, role and projects (never the secret).",
+			response: "Whoami", status: 200, h: s.handleWhoami},
 		{method: http.MethodGet, path: "/openapi.json", minRole: auth.RoleAgent, summary: "This OpenAPI document.", response: "object", status: 200, h: s.handleOpenAPI},
 
 		{method: http.MethodPost, path: "/v1/admin/tokens", minRole: auth.RoleOperator, summary: "Create a bearer token for an org's agent, importer or org admin.",

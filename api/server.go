@@ -32,6 +32,8 @@ type Config struct {
 	// IdleTimeout how long a kept-alive connection waits for the next
 	// request (default 120 s).
 	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
+	// Version is what the MCP endpoint reports to clients.
+	Version string
 }
 
 // Timeout defaults (Config).

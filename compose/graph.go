@@ -437,6 +437,15 @@ func spreadFactorOf(rate float64, k int) float64 { return 1 + rate*float64(k) }
 // "\n- " and two " → ".
 const lineOverhead = 3 + 3 + 3
 
+// TripletLine renders one triplet as the graph block renders it, "- src →
+// rel → dst", untrusted names sanitised and a leading block marker of the
+// source escaped: for tools that show triplets outside a block.
+func TripletLine(src, rel, dst string) string {
+	var ln lineBuf
+	graphLine(&ln, src, rel, dst)
+	return string(ln.b)
+}
+
 // graphLine renders one triplet line, "- src → rel → dst", into ln; src
 // starts the list item's content, so a leading block marker of it is
 // escaped.

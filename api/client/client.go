@@ -75,6 +75,40 @@ func (c *Client) do(ctx context.Context, method, path, ctype string, body io.Rea
 	return json.Unmarshal(raw, out)
 }
 
+// GetJSON sends GET path (query already encoded in it) and decodes the
+// JSON answer into out; a non-2xx answer is an *APIError.
+func (c *Client) GetJSON(ctx context.Context, path string, out any) error {
+	return c.do(ctx, http.MethodGet, path, "", nil, out)
+}
+
+// PostJSON sends in as JSON to path and decodes the JSON answer into out
+// (if not nil); a non-2xx answer is an *APIError.
+func (c *Client) PostJSON(ctx context.Context, path string, in, out any) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodPost, path, "application/json", bytes.NewReader(body), out)
+}
+
+// Whoami is the caller's token as the server knows it.
+type Whoami struct {
+	OrgID      string   `json:"orgId"`
+	AgentID    string   `json:"agentId"`
+	Role       string   `json:"role"`
+	ProjectIDs []string `json:"projectIds"`
+}
+
+// Whoami asks the server what the client's token is.
+func (c *Client) Whoami(ctx context.Context) (Whoami, error) {
+	var w Whoami
+	err := c.GetJSON(ctx, "/v1/whoami", &w)
+	return w, err
+}
+
+// ProjectPath is the path of a project's routes.
+func ProjectPath(org, project string) string { return projectPath(org, project) }
+
 func projectPath(org, project string) string {
 	return "/v1/orgs/" + url.PathEscape(org) + "/projects/" + url.PathEscape(project)
 }

@@ -66,7 +66,7 @@ func serveCmd() *command {
 					}
 				}
 				return serve(ctx, c, cfg, *addr, *adminToken, api.Config{MaxImportBytes: *maxImport, MaxBodyBytes: *maxBody,
-					ReadHeaderTimeout: *readHeader, ReadTimeout: *readTimeout, IdleTimeout: *idleTimeout})
+					ReadHeaderTimeout: *readHeader, ReadTimeout: *readTimeout, IdleTimeout: *idleTimeout, Version: buildVersion()})
 			}
 		},
 	}

@@ -21,11 +21,7 @@ func versionCmd() *command {
 				if len(c.args) > 0 {
 					return c.usagef("unexpected argument %q", c.args[0])
 				}
-				bi, ok := debug.ReadBuildInfo()
-				if !ok {
-					bi = nil
-				}
-				fmt.Fprintln(c.stdout, versionString(bi, version))
+				fmt.Fprintln(c.stdout, buildVersion())
 				return nil
 			}
 		},
@@ -88,4 +84,13 @@ func helpCmd() *command {
 			}
 		},
 	}
+}
+
+// buildVersion is versionString of this binary.
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		bi = nil
+	}
+	return versionString(bi, version)
 }

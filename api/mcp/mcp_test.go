@@ -1,0 +1,219 @@
+package mcp_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kgctx/kgctx/api"
+	"github.com/kgctx/kgctx/api/client"
+	"github.com/kgctx/kgctx/api/mcp"
+	"github.com/kgctx/kgctx/compose/service"
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
+	"github.com/kgctx/kgctx/engine/enginetest"
+)
+
+// server starts a real kgctx server on loopback and returns its URL and a
+// token maker.
+func server(t *testing.T) (string, *service.App, func(org, role string, projects ...string) string) {
+	t.Helper()
+	app, err := service.Open(context.Background(), service.Config{DataDir: filepath.Join(t.TempDir(), "data")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.New(api.Config{App: app, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		srv.Shutdown(context.Background())
+		enginetest.Check(t, app.Store)
+		app.Close()
+	})
+	token := func(org, role string, projects ...string) string {
+		sec := auth.NewTokenSecret()
+		if err := app.Tokens.PutToken(sec, auth.Token{OrgID: org, AgentID: "agent_" + role, Role: role, ProjectIDs: projects}); err != nil {
+			t.Fatal(err)
+		}
+		return sec
+	}
+	return "http://" + ln.Addr().String(), app, token
+}
+
+type bearer struct{ tok string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.tok)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// overHTTP connects the SDK's client to /mcp with tok.
+func overHTTP(t *testing.T, url, tok string) *sdk.ClientSession {
+	t.Helper()
+	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	s, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{tok}}, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// overPipe connects the SDK's client to NewServer, the server kgctx mcp
+// runs on stdio, over an in-memory pipe: the same tools forwarding to the
+// server over HTTP.
+func overPipe(t *testing.T, url, tok string, o mcp.Options) *sdk.ClientSession {
+	t.Helper()
+	cl, err := client.New(url, tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := sdk.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	go mcp.NewServer(cl, o).Run(ctx, st)
+	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	s, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(); cancel() })
+	return s
+}
+
+func call(t *testing.T, s *sdk.ClientSession, name string, args map[string]any) (*sdk.CallToolResult, string) {
+	t.Helper()
+	r, err := s.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error %v", name, err)
+	}
+	var text strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	return r, text.String()
+}
+
+func TestToolsOverBothTransports(t *testing.T) {
+	url, app, token := server(t)
+	admin := token("org_a", auth.RoleOrgAdmin, "p1")
+	for name, s := range map[string]*sdk.ClientSession{
+		"http":  overHTTP(t, url, admin),
+		"stdio": overPipe(t, url, admin, mcp.Options{}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			tools, err := s.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range tools.Tools {
+				names = append(names, tl.Name)
+				if tl.Description == "" || tl.InputSchema == nil {
+					t.Errorf("%s: no description or schema", tl.Name)
+				}
+			}
+			slices.Sort(names)
+			want := []string{"add_observations", "add_triplets", "graph_context", "rag_context", "record_tool_result", "search_triplets", "session_context", "session_feedback"}
+			if !slices.Equal(names, want) {
+				t.Fatalf("tools %v, want %v", names, want)
+			}
+			session := "ses_" + name
+			if r, text := call(t, s, "add_triplets", map[string]any{"triplets": []map[string]any{
+				{"source": "AuthMiddleware", "relationship": "calls", "target": "AuthService"},
+				{"source": "AuthService", "relationship": "depends_on", "target": "PostgresDB"}}}); r.IsError {
+				t.Fatalf("add_triplets: %s", text)
+			}
+			if r, text := call(t, s, "add_observations", map[string]any{"observations": []map[string]any{
+				{"content": "Auth middleware rejects expired tokens", "paths": []string{"pkg/auth/mw.go"}}}}); r.IsError {
+				t.Fatalf("add_observations: %s", text)
+			}
+			if err := app.Store.Sync(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			r, text := call(t, s, "graph_context", map[string]any{"query": "auth middleware"})
+			if r.IsError || !strings.Contains(text, "- AuthMiddleware → calls → AuthService") || r.StructuredContent == nil {
+				t.Fatalf("graph_context: %v %s", r.IsError, text)
+			}
+			if r, text := call(t, s, "session_context", map[string]any{"sessionId": session, "workType": "bug_fix",
+				"workItem": map[string]any{"title": "auth middleware rejects tokens"}}); r.IsError || !strings.Contains(text, "expired tokens") {
+				t.Fatalf("session_context: %s", text)
+			}
+			if r, text := call(t, s, "rag_context", map[string]any{"query": "auth middleware"}); r.IsError || text == "" {
+				t.Fatalf("rag_context: %s", text)
+			}
+			if r, text := call(t, s, "search_triplets", map[string]any{"subject": "AuthService"}); r.IsError || !strings.Contains(text, "AuthService → depends_on → PostgresDB") {
+				t.Fatalf("search_triplets: %s", text)
+			}
+			if r, text := call(t, s, "record_tool_result", map[string]any{"sessionId": session, "tool": "go_test", "success": false, "error": "nil pointer in mw.go"}); r.IsError {
+				t.Fatalf("record_tool_result: %s", text)
+			}
+			if r, text := call(t, s, "session_feedback", map[string]any{"sessionId": session, "outcome": "helpful"}); r.IsError {
+				t.Fatalf("session_feedback: %s", text)
+			}
+			// Bad arguments: a tool error with the API's code, nothing changed.
+			before, _ := app.Store.Stats(engine.Tenant{Org: "org_a", Project: "p1"})
+			for _, bad := range []struct {
+				tool string
+				args map[string]any
+				code string
+			}{
+				{"graph_context", map[string]any{"query": "auth", "budget": 99999}, "invalid"},
+				{"add_triplets", map[string]any{"triplets": []map[string]any{{"source": "A", "relationship": "", "target": "B"}}}, "invalid"},
+				{"add_triplets", map[string]any{"triplets": []map[string]any{}}, "invalid_field"},
+				{"session_feedback", map[string]any{"sessionId": session, "outcome": "great"}, "invalid"},
+				{"search_triplets", map[string]any{"subject": "x", "org": "org_b"}, "forbidden"},
+			} {
+				r, text := call(t, s, bad.tool, bad.args)
+				if !r.IsError || !strings.Contains(text, bad.code) {
+					t.Errorf("%s %v: error %v, %q", bad.tool, bad.args, r.IsError, text)
+				}
+			}
+			after, _ := app.Store.Stats(engine.Tenant{Org: "org_a", Project: "p1"})
+			if before.Triplets != after.Triplets || before.Nodes != after.Nodes {
+				t.Errorf("bad calls changed the store: %+v -> %+v", before, after)
+			}
+		})
+	}
+	// Another org's token sees nothing of org_a, over either transport.
+	other := token("org_b", auth.RoleAgent, "p1")
+	for name, s := range map[string]*sdk.ClientSession{"http": overHTTP(t, url, other), "stdio": overPipe(t, url, other, mcp.Options{})} {
+		if r, text := call(t, s, "graph_context", map[string]any{"query": "auth middleware"}); r.IsError || strings.Contains(text, "Auth") {
+			t.Errorf("%s: org_b's graph_context shows org_a: %s", name, text)
+		}
+		if r, text := call(t, s, "search_triplets", map[string]any{"subject": "AuthService", "org": "org_a"}); !r.IsError || !strings.Contains(text, "forbidden") {
+			t.Errorf("%s: org_b searched org_a: %s", name, text)
+		}
+	}
+	// No token, or a wrong one: /mcp is refused like every route.
+	for _, tok := range []string{"", "kgx_not_a_token"} {
+		req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("token %q: %d, want 401", tok, res.StatusCode)
+		}
+	}
+}

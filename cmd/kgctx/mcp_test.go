@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// kgctx mcp, spawned as an agent spawns it, serves the tools on stdio and
+// forwards them to the running server.
+func TestMCPStdio(t *testing.T) {
+	srv := startServe(t, t.TempDir())
+	imp, agent := srv.token("org_m", "importer"), srv.token("org_m", "agent")
+	if code, body, err := srv.do("POST", "/v1/orgs/org_m/projects/p/triplets", imp, "application/x-ndjson",
+		[]byte(`{"source":"Router","relationship":"calls","target":"AuthMiddleware"}`+"\n")); err != nil || code != 200 {
+		t.Fatalf("import: %d %s %v", code, body, err)
+	}
+	cmd := exec.Command(binary, "mcp", "--server", srv.url, "--project", "p")
+	cmd.Env = append(os.Environ(), "KGCTX_TOKEN="+agent)
+	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	ctx := context.Background()
+	s, err := c.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "search_triplets", Arguments: map[string]any{"subject": "Router"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := r.Content[0].(*sdk.TextContent).Text
+	if r.IsError || !strings.Contains(text, "Router → calls → AuthMiddleware") {
+		t.Fatalf("search_triplets over stdio: %v %q", r.IsError, text)
+	}
+	// The agent token may not write: the API's 403 comes back as a tool error.
+	r, err = s.CallTool(ctx, &sdk.CallToolParams{Name: "add_triplets", Arguments: map[string]any{"triplets": []map[string]any{{"source": "A", "relationship": "calls", "target": "B"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := r.Content[0].(*sdk.TextContent).Text; !r.IsError || !strings.Contains(text, "forbidden") {
+		t.Fatalf("an agent token wrote through MCP: %v %q", r.IsError, text)
+	}
+}
