@@ -20,7 +20,7 @@ func mcpCmd() *command {
 			"($KGCTX_SERVER) " +
 			"with --token (or $KGCTX_TOKEN): no second store is opened. The server itself also serves MCP " +
 			"over streamable HTTP at /mcp.",
-		flags:    mcpServe,
+		flags: mcpServe,
 	}
 }
 
