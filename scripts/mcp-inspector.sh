@@ -4,12 +4,15 @@
 # (/mcp on a running server) and over stdio (kgctx mcp). Starts its own
 # server on a free port with a temporary data directory. Prints each
 # answer; exits non-zero when one is not what it should be. Skips (exit 0)
-# without npx.
+# without npx or when the npm registry cannot be reached.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 INSPECTOR="@modelcontextprotocol/inspector@0.21.2"
 if ! command -v npx >/dev/null; then
 	echo "skip: npx not found (install Node.js to run the MCP inspector)"; exit 0
+fi
+if ! timeout 300 npx -y "$INSPECTOR" --help >/dev/null 2>&1; then
+	echo "skip: cannot fetch $INSPECTOR from the npm registry"; exit 0
 fi
 tmp=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; rm -rf "$tmp"' EXIT
