@@ -9,9 +9,14 @@
 // end node), never stepping straight back to the node a path came from.
 // Each node offers its MaxFanout strongest edges and, beyond them, up to
 // 4 × MaxFanout more that explain a query word the path has not (so a hub's
-// few relevant edges are not cut off by its first 64). At most MaxVisited
-// nodes enter the walk. Options.Rels restricts the walk to chosen
-// relationships; depth 0 keeps only edges between seeds.
+// few relevant edges are not cut off by its first 64). To bound a hub's
+// cost, a node's edges are scanned for such matches only so far (8 ×
+// MaxFanout by relationship and far name, 128 × MaxFanout by relationship
+// alone); past that, a hub offers the edges of Query.MatchedRels through
+// their relationship bitmaps. At most MaxVisited nodes enter the walk.
+// Options.Rels restricts the walk to chosen relationships; DepthZero keeps
+// only edges between seeds. Without a Query (Options.Query nil) the walk
+// is the first version's, query-blind.
 //
 // # The score
 //
@@ -38,16 +43,22 @@
 // rank together, the earlier first. Without a query (or without content
 // words) F is 1 and the ranking is seeds, hops, hubs and weights.
 //
-// Candidates are ranked by importance descending, then hop, then edge id
-// (Less, Ranker); the same graph, seeds and query give the same candidates
-// and order whatever the order the graph was built in.
+// Expand returns the candidates unordered; they are ranked by importance
+// descending, then hop, then edge id (Less, Ranker). The same graph, seeds
+// and query give the same candidates and order whatever the order the
+// graph was built in.
 //
 // # Concurrency and memory
 //
 // Expand is safe for concurrent use: per-call scratch (per-node slots sized
 // to the graph, paths, the candidate table) comes from a sync.Pool and is
 // reset by epoch, so a warm call allocates nothing per candidate. The
-// returned Candidates slice is the caller's (it is dst, grown); the View
-// passed in must stay valid while the result is used with it. A Query is
-// read by one Expand at a time (its Rel may memoise).
+// returned slice is the caller's: it is dst[:0], grown, so dst's old
+// contents are overwritten, and the caller may change the candidates (the
+// composer marks Spread, Len and Stale). Candidate ids are the View's
+// dense ids: the View passed in must stay valid while the result is used
+// with it. A Query is read by one Expand at a time (its Rel may memoise);
+// a Ranker belongs to one goroutine. Options.Validate reports fields out
+// of range (ErrInvalidOptions); Expand itself takes zero fields as the
+// defaults.
 package traverse
