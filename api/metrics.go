@@ -1,7 +1,10 @@
 package api
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -55,6 +58,11 @@ func (m *metrics) observeGraphBlock(b *compose.GraphBlock) {
 func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
+		id := c.Request().Header.Get(requestIDHeader)
+		if !validRequestID(id) {
+			id = newRequestID()
+		}
+		c.Response().Header().Set(requestIDHeader, id)
 		err := next(c)
 		status := c.Response().Status
 		if err != nil {
@@ -68,7 +76,15 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if route == "" {
 			route = "unmatched"
 		}
-		s.metrics.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
+		took := time.Since(start)
+		s.metrics.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Observe(took.Seconds())
+		if ctx := c.Request().Context(); s.log.Enabled(ctx, slog.LevelInfo) {
+			// The access log: never a token, a body or a query string
+			// (names in a query are the caller's data).
+			s.log.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("method", c.Request().Method), slog.String("route", route),
+				slog.Int("status", status), slog.Int64("bytes", c.Response().Size), slog.Float64("durationMs", float64(took.Microseconds())/1e3),
+				slog.String("org", token(c).OrgID), slog.String("requestId", id))
+		}
 		return err
 	}
 }
@@ -76,4 +92,29 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) handleMetrics(c echo.Context) error {
 	promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP(c.Response(), c.Request())
 	return nil
+}
+
+// requestIDHeader names a request for the logs: taken from the caller when
+// it sends a sane one, else made, and echoed in the answer.
+const requestIDHeader = "X-Request-Id"
+
+// validRequestID accepts 1 to 128 printable ASCII characters other than
+// spaces (what a log line can carry as is).
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// newRequestID makes a request id: 16 random hex digits.
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -43,5 +44,28 @@ func TestMCPStdio(t *testing.T) {
 	}
 	if text := r.Content[0].(*sdk.TextContent).Text; !r.IsError || !strings.Contains(text, "forbidden") {
 		t.Fatalf("an agent token wrote through MCP: %v %q", r.IsError, text)
+	}
+}
+
+// serve --log-format json writes one JSON access line per request.
+func TestServeLogFormatJSON(t *testing.T) {
+	srv := startServe(t, t.TempDir(), "--log-format", "json")
+	if code, _, err := srv.do("GET", "/healthz", "", "", nil); err != nil || code != 200 {
+		t.Fatalf("healthz: %d %v", code, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(srv.stderr(), `"msg":"request"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no JSON access line on stderr:\n%s", srv.stderr())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(srv.stderr()), "\n") {
+		if strings.Contains(l, `"msg":"request"`) && (!strings.HasPrefix(l, "{") || !strings.Contains(l, `"route":"/healthz"`) || !strings.Contains(l, `"requestId":"`)) {
+			t.Fatalf("access line %s", l)
+		}
+	}
+	if _, stderr, err := kgctx(t, nil, "serve", "--log-format", "xml"); err == nil || !strings.Contains(stderr, "want text or json") {
+		t.Fatalf("--log-format xml: %v %s", err, stderr)
 	}
 }

@@ -30,6 +30,7 @@ func serveCmd() *command {
 			maxImport := fs.Int64("max-import-bytes", 64<<20, "body limit of import routes")
 			maxBody := fs.Int64("max-body-bytes", 1<<20, "body limit of every other route")
 			verbose := fs.Bool("v", false, "debug logging")
+			logFormat := fs.String("log-format", "text", "log lines as text (key=value) or json; one access line per request (method, route, status, bytes, durationMs, org, requestId)")
 			embURL := fs.String("embed-url", "", "OpenAI-compatible embeddings server (e.g. http://127.0.0.1:11434); default: the built-in lexical embedder")
 			embModel := fs.String("embed-model", "", "embedding model name (with --embed-url)")
 			embDim := fs.Int("embed-dim", 0, "embedding dimension (with --embed-url)")
@@ -46,7 +47,16 @@ func serveCmd() *command {
 				if *verbose {
 					level = slog.LevelDebug
 				}
-				cfg := service.Config{DataDir: *data, SyncWrites: *sync, Logger: logger(c.stderr, level)}
+				var log *slog.Logger
+				switch *logFormat {
+				case "text":
+					log = logger(c.stderr, level)
+				case "json":
+					log = slog.New(slog.NewJSONHandler(c.stderr, &slog.HandlerOptions{Level: level}))
+				default:
+					return c.usagef("--log-format %q: want text or json", *logFormat)
+				}
+				cfg := service.Config{DataDir: *data, SyncWrites: *sync, Logger: log}
 				if *embURL != "" {
 					h, err := embed.NewHTTP(embed.HTTPOptions{BaseURL: *embURL, Model: *embModel, Dim: *embDim, APIKey: os.Getenv("KGCTX_EMBED_API_KEY")})
 					if err != nil {
