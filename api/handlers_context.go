@@ -136,5 +136,6 @@ func (s *Server) handleRAG(c echo.Context) error {
 		return err
 	}
 	s.metrics.stages.WithLabelValues("rag", "total").Observe(b.ElapsedMs / 1e3)
+	s.metrics.observeBlock("rag", b.Block == "", 0)
 	return c.JSON(http.StatusOK, b)
 }

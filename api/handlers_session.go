@@ -173,6 +173,7 @@ func (s *Server) handleSessionContext(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.metrics.observeBlock("session", b.Block == "", 0)
 	return c.JSON(http.StatusOK, b)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/kgctx/kgctx/compose"
+	"github.com/kgctx/kgctx/compose/service"
+	"github.com/kgctx/kgctx/engine"
 )
 
 // metrics are the server's Prometheus series, in a registry of its own (no
@@ -24,11 +27,13 @@ type metrics struct {
 	stages    *prometheus.HistogramVec
 	triplets  *prometheus.CounterVec
 	blockSize *prometheus.HistogramVec
+	blocks    *prometheus.CounterVec
+	denied    *prometheus.CounterVec
 }
 
 var latencyBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10}
 
-func newMetrics() *metrics {
+func newMetrics(app *service.App) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.requests = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "kgctx_http_request_duration_seconds", Help: "HTTP request latency by route, method and status.",
@@ -40,9 +45,86 @@ func newMetrics() *metrics {
 		Name: "kgctx_import_triplets_total", Help: "Triplets accepted by imports."}, []string{"result"})
 	m.blockSize = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "kgctx_block_tokens", Help: "Tokens of composed blocks.", Buckets: prometheus.ExponentialBuckets(16, 2, 12)}, []string{"block"})
-	m.reg.MustRegister(m.requests, m.stages, m.triplets, m.blockSize,
+	m.blocks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kgctx_blocks_total", Help: "Blocks composed, by block and outcome (empty or not)."}, []string{"block", "outcome"})
+	m.denied = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kgctx_block_denied_lines_total", Help: "Lines left out of blocks by the Cedar check."}, []string{"block"})
+	m.reg.MustRegister(m.requests, m.stages, m.triplets, m.blockSize, m.blocks, m.denied,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(newStoreCollector(app))
 	return m
+}
+
+// storeCollector reads the store's sizes, the delivery queues and the
+// embedder's counters at each scrape. No org or project label: the
+// series stay few however many tenants there are.
+type storeCollector struct {
+	app                                       *service.App
+	nodes, edges, obs, leases, injects        *prometheus.Desc
+	embedCalls, embedErrors, embedSeconds, up *prometheus.Desc
+}
+
+func newStoreCollector(app *service.App) *storeCollector {
+	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
+	return &storeCollector{app: app,
+		nodes: d("kgctx_nodes", "Live nodes, every org."), edges: d("kgctx_edges", "Live edges (triplets), every org."),
+		obs: d("kgctx_observations", "Live observations, every org."), leases: d("kgctx_leases_held", "Session leases not expired."),
+		injects:      d("kgctx_inject_queue_depth", "Injects enqueued and not yet acked, every session."),
+		embedCalls:   d("kgctx_embedder_calls_total", "Calls of the embedder (imports, observations, queries)."),
+		embedErrors:  d("kgctx_embedder_errors_total", "Failed calls of the embedder."),
+		embedSeconds: d("kgctx_embedder_seconds_total", "Time spent in the embedder."),
+		up:           d("kgctx_store_scrape_ok", "1 when the store's gauges could be read at this scrape."),
+	}
+}
+
+func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.nodes, c.edges, c.obs, c.leases, c.injects, c.embedCalls, c.embedErrors, c.embedSeconds, c.up} {
+		ch <- d
+	}
+}
+
+func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
+	g := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
+	ok := 1.0
+	if err := c.app.Store.View(func(v *engine.View) error {
+		g(c.nodes, float64(v.NodeCount()))
+		g(c.edges, float64(v.EdgeCount()))
+		g(c.obs, float64(v.ObservationCount()))
+		return nil
+	}); err != nil {
+		ok = 0
+	}
+	if leases, injects, err := c.app.Delivery.Depth(time.Now()); err == nil {
+		g(c.leases, float64(leases))
+		g(c.injects, float64(injects))
+	} else {
+		ok = 0
+	}
+	if e := c.app.Embedder; e != nil {
+		calls, errs, secs := e.Stats()
+		ch <- prometheus.MustNewConstMetric(c.embedCalls, prometheus.CounterValue, float64(calls))
+		ch <- prometheus.MustNewConstMetric(c.embedErrors, prometheus.CounterValue, float64(errs))
+		ch <- prometheus.MustNewConstMetric(c.embedSeconds, prometheus.CounterValue, secs)
+	}
+	g(c.up, ok)
+}
+
+// observeBlock counts a composed block by outcome and its denied lines.
+func (m *metrics) observeBlock(block string, empty bool, denied int) {
+	outcome := "nonempty"
+	if empty {
+		outcome = "empty"
+	}
+	m.blocks.WithLabelValues(block, outcome).Inc()
+	if denied > 0 {
+		m.denied.WithLabelValues(block).Add(float64(denied))
+	}
+}
+
+// MetricsHandler serves the server's metrics in the Prometheus text
+// format, without a token (for --metrics-addr's own listener).
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{})
 }
 
 func (m *metrics) observeGraphBlock(b *compose.GraphBlock) {
@@ -51,6 +133,7 @@ func (m *metrics) observeGraphBlock(b *compose.GraphBlock) {
 	m.stages.WithLabelValues("graph", "policy").Observe(b.Timings.PolicyMs / 1e3)
 	m.stages.WithLabelValues("graph", "render").Observe(b.Timings.RenderMs / 1e3)
 	m.blockSize.WithLabelValues("graph").Observe(float64(b.ActualTokens))
+	m.observeBlock("graph", b.Block == "", b.Denied)
 }
 
 // observe times every request under its route pattern (not its raw path,

@@ -94,7 +94,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
-	s := &Server{cfg: cfg, app: cfg.App, e: echo.New(), log: cfg.App.Logger, metrics: newMetrics()}
+	s := &Server{cfg: cfg, app: cfg.App, e: echo.New(), log: cfg.App.Logger, metrics: newMetrics(cfg.App)}
 	s.e.HideBanner, s.e.HidePort = true, true
 	s.e.HTTPErrorHandler = s.errorHandler
 	s.e.Use(s.observe, s.recoverPanic)

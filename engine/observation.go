@@ -379,6 +379,9 @@ func (v *View) Observation(d uint32) Observation {
 			Tags: append([]string{}, r.tags...), WorkType: r.workType}}
 }
 
+// ObservationCount is the number of live observations.
+func (v *View) ObservationCount() int { return v.g.liveObs }
+
 // ObsLive reports whether d is a live observation.
 func (v *View) ObsLive(d uint32) bool { return int(d) < len(v.g.obs) && v.g.obs[d].live }
 

@@ -286,7 +286,7 @@ func (ix *Index) EmbedderName() string { return ix.emb.Name() }
 
 // Embed embeds a query text into dst (reused when large enough).
 func (ix *Index) Embed(ctx context.Context, dst []float32, text string) ([]float32, error) {
-	if lex, ok := ix.emb.(*embed.Lexical); ok {
+	if lex, ok := embed.Base(ix.emb).(*embed.Lexical); ok {
 		return lex.EmbedInto(dst, text), nil
 	}
 	vs, err := ix.emb.Embed(ctx, []string{text})
@@ -389,7 +389,7 @@ func (ix *Index) vectorWeight() float64 {
 	case w > 0:
 		return w
 	}
-	if _, ok := ix.emb.(*embed.Lexical); ok {
+	if _, ok := embed.Base(ix.emb).(*embed.Lexical); ok {
 		return DefaultLexicalVectorWeight
 	}
 	return 1

@@ -49,6 +49,14 @@ type server struct {
 	admin string
 	out   *bytes.Buffer
 	mu    *sync.Mutex
+	lines []string // stdout after the listening line
+}
+
+// stdout is what the server printed after its listening line.
+func (s *server) stdout() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.lines, "\n")
 }
 
 var listenRE = regexp.MustCompile(`listening on (http://\S+)`)
@@ -95,7 +103,10 @@ func startServe(t *testing.T, data string, extra ...string) *server {
 		}
 	}
 	go func() {
-		for range lines {
+		for l := range lines {
+			s.mu.Lock()
+			s.lines = append(s.lines, l)
+			s.mu.Unlock()
 		}
 	}()
 	if b, err := os.ReadFile(filepath.Join(data, "admin.token")); err == nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -67,5 +69,36 @@ func TestServeLogFormatJSON(t *testing.T) {
 	}
 	if _, stderr, err := kgctx(t, nil, "serve", "--log-format", "xml"); err == nil || !strings.Contains(stderr, "want text or json") {
 		t.Fatalf("--log-format xml: %v %s", err, stderr)
+	}
+}
+
+// --metrics-addr serves /metrics without a token on its own listener; the
+// token-protected route stays.
+func TestServeMetricsAddr(t *testing.T) {
+	srv := startServe(t, t.TempDir(), "--metrics-addr", "127.0.0.1:0")
+	if code, _, _ := srv.do("GET", "/metrics", "", "", nil); code != 401 {
+		t.Fatalf("the API's /metrics without a token: %d", code)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var url string
+	for url == "" && time.Now().Before(deadline) {
+		for _, l := range strings.Split(srv.stdout(), "\n") {
+			if u, ok := strings.CutPrefix(l, "kgctx metrics on "); ok {
+				url = strings.TrimSpace(u)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if url == "" {
+		t.Fatalf("no metrics listener announced")
+	}
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(b), "kgctx_nodes ") || !strings.Contains(string(b), "go_goroutines ") {
+		t.Fatalf("metrics listener: %d %.300s", res.StatusCode, b)
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kgctx/kgctx/api"
@@ -30,6 +32,7 @@ func serveCmd() *command {
 			maxImport := fs.Int64("max-import-bytes", 64<<20, "body limit of import routes")
 			maxBody := fs.Int64("max-body-bytes", 1<<20, "body limit of every other route")
 			verbose := fs.Bool("v", false, "debug logging")
+			metricsAddr := fs.String("metrics-addr", "", "also serve /metrics without a token on this address (HOST:PORT; a bare :PORT binds 127.0.0.1)")
 			logFormat := fs.String("log-format", "text", "log lines as text (key=value) or json; one access line per request (method, route, status, bytes, durationMs, org, requestId)")
 			embURL := fs.String("embed-url", "", "OpenAI-compatible embeddings server (e.g. http://127.0.0.1:11434); default: the built-in lexical embedder")
 			embModel := fs.String("embed-model", "", "embedding model name (with --embed-url)")
@@ -75,7 +78,7 @@ func serveCmd() *command {
 						return c.usagef("--%s must be positive", d.name)
 					}
 				}
-				return serve(ctx, c, cfg, *addr, *adminToken, api.Config{MaxImportBytes: *maxImport, MaxBodyBytes: *maxBody,
+				return serve(ctx, c, cfg, *addr, *adminToken, *metricsAddr, api.Config{MaxImportBytes: *maxImport, MaxBodyBytes: *maxBody,
 					ReadHeaderTimeout: *readHeader, ReadTimeout: *readTimeout, IdleTimeout: *idleTimeout, Version: buildVersion()})
 			}
 		},
@@ -86,16 +89,23 @@ func serveCmd() *command {
 // and serves until ctx is done. The listener is bound first: a second
 // server on a busy port fails before it touches the data directory (no
 // store created, no admin.token or token written).
-func serve(ctx context.Context, c *call, cfg service.Config, addr, adminToken string, scfg api.Config) error {
+func serve(ctx context.Context, c *call, cfg service.Config, addr, adminToken, metricsAddr string, scfg api.Config) error {
 	log := cfg.Logger
 	start := time.Now()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		var oe *net.OpError
-		if errors.As(err, &oe) && oe.Err != nil {
-			err = oe.Err
+	listen := func(addr, flag string) (net.Listener, error) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			var oe *net.OpError
+			if errors.As(err, &oe) && oe.Err != nil {
+				err = oe.Err
+			}
+			return nil, fmt.Errorf("cannot listen on %s: %w (is another server using that port? choose another with %s); nothing was written to %s", addr, err, flag, cfg.DataDir)
 		}
-		return fmt.Errorf("cannot listen on %s: %w (is another server using that port? choose another with --addr); nothing was written to %s", addr, err, cfg.DataDir)
+		return ln, nil
+	}
+	ln, err := listen(addr, "--addr")
+	if err != nil {
+		return err
 	}
 	served := false
 	defer func() {
@@ -103,6 +113,16 @@ func serve(ctx context.Context, c *call, cfg service.Config, addr, adminToken st
 			ln.Close()
 		}
 	}()
+	var mln net.Listener
+	if metricsAddr != "" {
+		if strings.HasPrefix(metricsAddr, ":") {
+			metricsAddr = "127.0.0.1" + metricsAddr
+		}
+		if mln, err = listen(metricsAddr, "--metrics-addr"); err != nil {
+			return err
+		}
+		defer mln.Close()
+	}
 	app, err := openApp(ctx, cfg, create)
 	if err != nil {
 		return err
@@ -124,6 +144,14 @@ func serve(ctx context.Context, c *call, cfg service.Config, addr, adminToken st
 		return err
 	}
 	fmt.Fprintf(c.stdout, "kgctx listening on http://%s (data %s, ready in %s)\n", ln.Addr(), cfg.DataDir, time.Since(start).Round(time.Millisecond))
+	if mln != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", srv.MetricsHandler())
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go msrv.Serve(mln)
+		defer msrv.Close()
+		fmt.Fprintf(c.stdout, "kgctx metrics on http://%s/metrics\n", mln.Addr())
+	}
 	served = true
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

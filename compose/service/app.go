@@ -59,6 +59,8 @@ type App struct {
 	Composer *compose.Composer
 	Settings *compose.Settings
 	Injector *compose.Injector
+	// Embedder is the embedder in use, counting its calls (metrics).
+	Embedder *embed.Counted
 	// FeedbackAlpha is the EMA rate of session feedback (default 0.2).
 	FeedbackAlpha float64
 	Logger        *slog.Logger
@@ -82,6 +84,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 		emb = lex
 	}
+	counted := embed.NewCounted(emb)
+	emb = counted
 	storeDir, textDir := filepath.Join(cfg.DataDir, "store"), filepath.Join(cfg.DataDir, "text")
 	if cfg.InMemory {
 		storeDir, textDir = "", ""
@@ -149,7 +153,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	c := &compose.Composer{Store: st, Logs: logs, Delivery: dl, Index: ix, PEP: pep, Expand: cfg.Expand, Settings: settings, GraphShare: cfg.GraphShare,
 		PropagationRate: cfg.PropagationRate, SimilarErrorScore: cfg.SimilarErrorScore, Logger: log}
 	return &App{Store: st, Tokens: tokens, Delivery: dl, Logs: logs, Index: ix, PEP: pep, Logger: log, Settings: settings, FeedbackAlpha: alpha, Composer: c,
-		Injector: compose.NewInjector(c)}, nil
+		Injector: compose.NewInjector(c), Embedder: counted}, nil
 }
 
 // SetPolicies validates text, makes it durable, then puts it in force. On

@@ -170,3 +170,34 @@ func TestRefreshKeepsLeaseLength(t *testing.T) {
 		t.Fatalf("negative length: %v", err)
 	}
 }
+
+func TestDepth(t *testing.T) {
+	st := enginetest.Open(t, nil)
+	s, err := New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if _, err := s.ClaimLease(Lease{SessionID: "s1", WorkerID: "w", OrgID: "o1"}, time.Minute, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ClaimLease(Lease{SessionID: "s2", WorkerID: "w", OrgID: "o2"}, time.Second, now); err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range []string{"a", "b", "c"} {
+		if _, _, err := s.Enqueue(Inject{SessionID: "s1", OrgID: "o1", Text: text}, now.Add(time.Duration(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in, err := s.ClaimInject("o1", "s1", "w", now)
+	if err != nil || in == nil {
+		t.Fatal(in, err)
+	}
+	if err := s.AckInject("o1", "s1", in.DeliveryID); err != nil {
+		t.Fatal(err)
+	}
+	leases, injects, err := s.Depth(now.Add(2 * time.Second))
+	if err != nil || leases != 1 || injects != 2 {
+		t.Fatalf("Depth = %d leases, %d injects, %v; want 1 (one expired), 2 (one acked)", leases, injects, err)
+	}
+}

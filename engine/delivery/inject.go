@@ -187,3 +187,27 @@ func (s *Store) PendingInjects(org, session string) ([]Inject, error) {
 }
 
 func newDeliveryID() string { return engine.NewID("dlv") }
+
+// Depth counts, over every org, the leases held at now (not expired) and
+// the injects not yet acked: the gauges an operator alerts on. It reads
+// every lease and inject record (a scrape's cost, not a request's).
+func (s *Store) Depth(now time.Time) (leases, injects int, err error) {
+	err = s.kv.Iterate([]byte{engine.PrefixLease}, func(_, v []byte) error {
+		var l Lease
+		if err := json.Unmarshal(v, &l); err != nil {
+			return err
+		}
+		if l.ExpiresAt.After(now) {
+			leases++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	err = s.kv.Iterate([]byte{engine.PrefixInject}, func(_, _ []byte) error {
+		injects++
+		return nil
+	})
+	return leases, injects, err
+}

@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"context"
 	"math"
 	"testing"
 )
@@ -70,4 +71,22 @@ func BenchmarkDot128(b *testing.B) {
 		s += Dot(x, y)
 	}
 	_ = s
+}
+
+func TestCounted(t *testing.T) {
+	lex, err := NewLexical(LexicalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCounted(lex)
+	if _, err := c.Embed(context.Background(), []string{"a", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c.Embed(ctx, []string{"c"})
+	calls, _, secs := c.Stats()
+	if calls != 2 || secs < 0 || c.Dim() != lex.Dim() || c.Name() != lex.Name() {
+		t.Fatalf("calls %d, seconds %v, dim %d, name %q", calls, secs, c.Dim(), c.Name())
+	}
 }
