@@ -4,48 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kgctx/kgctx/compose/service"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kgctx/kgctx/api"
+	"github.com/kgctx/kgctx/api/apitest"
 	"github.com/kgctx/kgctx/api/client"
+	"github.com/kgctx/kgctx/compose/service"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
-	"github.com/kgctx/kgctx/engine/enginetest"
 	"github.com/kgctx/kgctx/engine/tripletio"
 )
 
 // serve runs the real server on a loopback port and returns its URL and an
 // importer token of org "o".
-func serve(t *testing.T) (string, string, *service.App) {
+func serve(t *testing.T) (url, token string, app *service.App) {
 	t.Helper()
-	app, err := service.Open(context.Background(), service.Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok := auth.NewTokenSecret()
-	if err := app.Tokens.PutToken(tok, auth.Token{OrgID: "o", AgentID: "loader", Role: auth.RoleImporter}); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := api.New(api.Config{App: app})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() {
-		srv.Shutdown(context.Background())
-		enginetest.Check(t, app.Store)
-		app.Close()
-	})
-	return "http://" + ln.Addr().String(), tok, app
+	s := apitest.Start(t, api.Config{})
+	return s.URL, s.Token("o", "loader", auth.RoleImporter), s.App
 }
 
 func TestImportFiles(t *testing.T) {

@@ -2,9 +2,7 @@ package mcp_test
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,44 +10,22 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kgctx/kgctx/api"
+	"github.com/kgctx/kgctx/api/apitest"
 	"github.com/kgctx/kgctx/api/client"
 	"github.com/kgctx/kgctx/api/mcp"
 	"github.com/kgctx/kgctx/compose/service"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
-	"github.com/kgctx/kgctx/engine/enginetest"
 )
 
-// server starts a real kgctx server on loopback and returns its URL and a
-// token maker.
+// server starts a real kgctx server on loopback and returns its URL, its
+// App and a token maker.
 func server(t *testing.T) (string, *service.App, func(org, role string, projects ...string) string) {
 	t.Helper()
-	app, err := service.Open(context.Background(), service.Config{DataDir: filepath.Join(t.TempDir(), "data")})
-	if err != nil {
-		t.Fatal(err)
+	s := apitest.Start(t, api.Config{Version: "test"})
+	return s.URL, s.App, func(org, role string, projects ...string) string {
+		return s.Token(org, "agent_"+role, role, projects...)
 	}
-	srv, err := api.New(api.Config{App: app, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() {
-		srv.Shutdown(context.Background())
-		enginetest.Check(t, app.Store)
-		app.Close()
-	})
-	token := func(org, role string, projects ...string) string {
-		sec := auth.NewTokenSecret()
-		if err := app.Tokens.PutToken(sec, auth.Token{OrgID: org, AgentID: "agent_" + role, Role: role, ProjectIDs: projects}); err != nil {
-			t.Fatal(err)
-		}
-		return sec
-	}
-	return "http://" + ln.Addr().String(), app, token
 }
 
 type bearer struct{ tok string }

@@ -1,0 +1,61 @@
+// Package apitest is the test kit of the HTTP API, for tests outside
+// package api (the client's, the MCP server's): it opens an App in a
+// temporary directory and serves it on a loopback port, checking the
+// store (engine.Store.Check) and closing everything when the test ends.
+package apitest
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"testing"
+
+	"github.com/kgctx/kgctx/api"
+	"github.com/kgctx/kgctx/compose/service"
+	"github.com/kgctx/kgctx/engine/auth"
+	"github.com/kgctx/kgctx/engine/enginetest"
+)
+
+// Server is a running kgctx server of a test.
+type Server struct {
+	URL string
+	App *service.App
+	t   testing.TB
+}
+
+// Start opens an App in t.TempDir() and serves it with cfg (its App field
+// is set) on a loopback port until the test ends.
+func Start(t testing.TB, cfg api.Config) *Server {
+	t.Helper()
+	app, err := service.Open(context.Background(), service.Config{DataDir: filepath.Join(t.TempDir(), "data")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.App = app
+	srv, err := api.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		srv.Shutdown(context.Background())
+		enginetest.Check(t, app.Store)
+		app.Close()
+	})
+	return &Server{URL: "http://" + ln.Addr().String(), App: app, t: t}
+}
+
+// Token stores a token for org with role and projects and returns its
+// secret.
+func (s *Server) Token(org, agent, role string, projects ...string) string {
+	s.t.Helper()
+	sec := auth.NewTokenSecret()
+	if err := s.App.Tokens.PutToken(sec, auth.Token{OrgID: org, AgentID: agent, Role: role, ProjectIDs: projects}); err != nil {
+		s.t.Fatal(err)
+	}
+	return sec
+}
