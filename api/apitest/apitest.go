@@ -13,7 +13,6 @@ import (
 	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/compose/service"
 	"github.com/kgctx/kgctx/engine/auth"
-	"github.com/kgctx/kgctx/engine/enginetest"
 )
 
 // Server is a running kgctx server of a test.
@@ -43,7 +42,9 @@ func Start(t testing.TB, cfg api.Config) *Server {
 	go srv.Serve(ln)
 	t.Cleanup(func() {
 		srv.Shutdown(context.Background())
-		enginetest.Check(t, app.Store)
+		if err := app.Store.Check(); err != nil {
+			t.Errorf("store check at the end of the test: %v", err)
+		}
 		app.Close()
 	})
 	return &Server{URL: "http://" + ln.Addr().String(), App: app, t: t}
