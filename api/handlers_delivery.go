@@ -19,25 +19,34 @@ const DefaultLeaseSeconds = 30
 // sessionOf is the one session-ownership rule of the session routes: it
 // reads {sessionId}, says whose it is (sessionOrg), and refuses a caller
 // that may not act on every project the session is bound to (its lease's
-// and its injection logs', service.App.SessionProjects): a token limited
+// and its injection logs', service.App.SessionBinding): a token limited
 // to project a cannot drive, read or teach a session of project b of its
-// own org.
+// own org. The session's lease is kept in the request (sessionLease).
 func (s *Server) sessionOf(c echo.Context, bodyOrg string) (org, session string, err error) {
 	org, session, err = s.sessionOrg(c, bodyOrg)
 	if err != nil {
 		return "", "", err
 	}
-	projects, err := s.app.SessionProjects(org, session)
+	b, err := s.app.SessionBinding(org, session)
 	if err != nil {
 		return "", "", err
 	}
 	tok := token(c)
-	for _, p := range projects {
+	for _, p := range b.Projects {
 		if err := checkOrg(tok, org, p); err != nil {
 			return "", "", err
 		}
 	}
+	c.Set(ctxLease, b.Lease)
 	return org, session, nil
+}
+
+const ctxLease = "kgctx.lease"
+
+// sessionLease is the lease sessionOf read (nil when the session has none).
+func sessionLease(c echo.Context) *delivery.Lease {
+	l, _ := c.Get(ctxLease).(*delivery.Lease)
+	return l
 }
 
 // sessionOrg reads {sessionId} and says whose it is. Session ids are scoped
@@ -283,7 +292,7 @@ func (s *Server) handleVerbEvent(c echo.Context) error {
 		return err
 	}
 	ev.OrgID = t.Org
-	res, err := s.app.VerbEvent(c.Request().Context(), compose.Event{VerbEvent: ev, Identity: principal(tok, ev.AgentID, ev.OrgID, ev.ProjectID)})
+	res, err := s.app.VerbEvent(c.Request().Context(), compose.Event{VerbEvent: ev, Identity: principal(tok, ev.AgentID, ev.OrgID, ev.ProjectID)}, sessionLease(c))
 	if err != nil {
 		return err
 	}

@@ -555,17 +555,9 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 			r.Push(cand)
 		}
 	}
-	r := traverse.NewRanker(sc.cands)
-	for bb.runes+minLine <= limit {
-		cand, ok := next(&r)
-		if !ok {
-			break
-		}
-		if n := lineLen(&cand); bb.runes+n <= limit {
-			add(&cand, n)
-			continue
-		}
-		// The tail: only lines that fit the room left can still be added.
+	// refit keeps of r's candidates those whose line fits the room left:
+	// the room only shrinks, so the others never will.
+	refit := func(r *traverse.Ranker) traverse.Ranker {
 		room := limit - bb.runes
 		rest := r.Rest()
 		fit := rest[:0]
@@ -574,28 +566,26 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 				fit = append(fit, rest[i])
 			}
 		}
-		tail := traverse.NewRanker(fit)
-		for bb.runes+minLine <= limit {
-			t, ok := next(&tail)
-			if !ok {
-				break
-			}
-			if n := lineLen(&t); bb.runes+n <= limit {
-				add(&t, n)
-				// The room shrank again: drop what no longer fits rather
-				// than pop it later.
-				room := limit - bb.runes
-				rest := tail.Rest()
-				fit := rest[:0]
-				for i := range rest {
-					if fits(&rest[i], room) {
-						fit = append(fit, rest[i])
-					}
-				}
-				tail = traverse.NewRanker(fit)
-			}
+		return traverse.NewRanker(fit)
+	}
+	r := traverse.NewRanker(sc.cands)
+	tail := false // past the first line that did not fit
+	for bb.runes+minLine <= limit {
+		cand, ok := next(&r)
+		if !ok {
+			break
 		}
-		break
+		n := lineLen(&cand)
+		if bb.runes+n > limit {
+			if !tail {
+				tail, r = true, refit(&r)
+			}
+			continue
+		}
+		add(&cand, n)
+		if tail {
+			r = refit(&r)
+		}
 	}
 	out.Timings.PolicyMs = ms(policyTime)
 	if len(out.Triplets) == 0 {

@@ -66,12 +66,12 @@ func TestClaim(t *testing.T) {
 	if !r.Enqueued || r.Inject == nil || r.Inject.Text != r.Block.Block {
 		t.Fatalf("claim with runtime injection on: %+v", r)
 	}
-	projects, err := a.SessionProjects("org_a", "ses_2")
-	if err != nil || !slices.Equal(projects, []string{"p1"}) {
-		t.Fatalf("SessionProjects = %v, %v", projects, err)
+	b, err := a.SessionBinding("org_a", "ses_2")
+	if err != nil || !slices.Equal(b.Projects, []string{"p1"}) || b.Lease == nil || b.Lease.WorkerID != "w" {
+		t.Fatalf("SessionBinding = %+v, %v", b, err)
 	}
-	if p, err := a.SessionProjects("org_a", "ses_none"); err != nil || len(p) != 0 {
-		t.Fatalf("an unknown session is bound to %v (%v)", p, err)
+	if b, err := a.SessionBinding("org_a", "ses_none"); err != nil || len(b.Projects) != 0 || b.Lease != nil {
+		t.Fatalf("an unknown session is bound to %+v (%v)", b, err)
 	}
 	res, err := a.Feedback(ctx, "org_a", "ses_2", sessionlog.OutcomeHelpful)
 	if err != nil || res.Observations == 0 {

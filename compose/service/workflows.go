@@ -83,41 +83,48 @@ func (a *App) Feedback(ctx context.Context, org, session, outcome string) (sessi
 	return a.Logs.ApplyFeedback(ctx, org, session, outcome, a.FeedbackAlpha)
 }
 
-// SessionProjects lists the projects org's session is bound to: its
-// lease's and its injection logs', each once, in that order. The API's
-// session routes let a caller act on a session only when it may act on
-// each of them.
-func (a *App) SessionProjects(org, session string) ([]string, error) {
-	var out []string
+// Binding is what ties a session to projects: its lease (nil when it has
+// none) and the projects of its lease and of its injection logs, each
+// once, in that order.
+type Binding struct {
+	Lease    *delivery.Lease
+	Projects []string
+}
+
+// SessionBinding reads org's session's Binding. The API's session routes
+// let a caller act on a session only when it may act on each project.
+func (a *App) SessionBinding(org, session string) (Binding, error) {
+	var b Binding
 	add := func(p string) {
-		if p != "" && !slices.Contains(out, p) {
-			out = append(out, p)
+		if p != "" && !slices.Contains(b.Projects, p) {
+			b.Projects = append(b.Projects, p)
 		}
 	}
 	l, err := a.Delivery.LeaseOf(org, session)
 	switch {
 	case err == nil:
+		b.Lease = &l
 		add(l.ProjectID)
 	case !errors.Is(err, engine.ErrNotFound):
-		return nil, err
+		return b, err
 	}
 	logs, err := a.Logs.InjectionLogs(org, session)
 	if err != nil {
-		return nil, err
+		return b, err
 	}
 	for _, l := range logs {
 		add(l.ProjectID)
 	}
-	return out, nil
+	return b, nil
 }
 
 // VerbEvent hands a tool call to the in-session injector, with what the
-// session's lease says of its runtime (whether it takes injected messages)
-// and of its project.
-func (a *App) VerbEvent(ctx context.Context, e compose.Event) (compose.InjectionResult, error) {
-	if l, err := a.Delivery.LeaseOf(e.OrgID, e.SessionID); err == nil {
-		e.SupportsMessageInjection = l.Capability.SupportsMessageInjection
-		e.LeaseProjectID = l.ProjectID
+// session's lease (nil: none) says of its runtime (whether it takes
+// injected messages) and of its project.
+func (a *App) VerbEvent(ctx context.Context, e compose.Event, lease *delivery.Lease) (compose.InjectionResult, error) {
+	if lease != nil {
+		e.SupportsMessageInjection = lease.Capability.SupportsMessageInjection
+		e.LeaseProjectID = lease.ProjectID
 	}
 	return a.Injector.Handle(ctx, e)
 }
