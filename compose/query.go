@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"unicode"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	porter "github.com/blevesearch/go-porterstemmer"
@@ -367,7 +368,7 @@ const maxNameRun = 6
 // under the store's identity rule; runs are matched longest first from
 // each word, and a word inside a matched run starts no other ("Elephant
 // Boy" names one node, not also "Elephant" and "Boy"). A run must hold a
-// content word.
+// content word and a word spelled as a name.
 func (c *Composer) addNamed(v *engine.View, q string, scope engine.Tenant, allow *roaring.Bitmap, sc *queryScratch, hits []fuse.Ranked) []fuse.Ranked {
 	if len(sc.words.stems) == 0 {
 		return hits
@@ -393,7 +394,7 @@ func (c *Composer) addNamed(v *engine.View, q string, scope engine.Tenant, allow
 						break
 					}
 				}
-				sc.spans = append(sc.spans, wordSpan{start, start + len(w), content})
+				sc.spans = append(sc.spans, wordSpan{start, start + len(w), content, spelledAsName(w)})
 			}
 		}
 		i = j
@@ -403,7 +404,8 @@ func (c *Composer) addNamed(v *engine.View, q string, scope engine.Tenant, allow
 	for i := 0; i < len(ws); {
 		n := 0
 		for j := min(len(ws), i+maxNameRun) - 1; j >= i && n == 0; j-- {
-			if !slices.ContainsFunc(ws[i:j+1], func(w wordSpan) bool { return w.content }) {
+			if !slices.ContainsFunc(ws[i:j+1], func(w wordSpan) bool { return w.content }) ||
+				!slices.ContainsFunc(ws[i:j+1], func(w wordSpan) bool { return w.name }) {
 				continue
 			}
 			run := q[ws[i].start:ws[j].end]
@@ -446,10 +448,26 @@ func trimPossessive(run string) (string, bool) {
 	return run, false
 }
 
-// wordSpan is a query word's bytes and whether it holds a content word.
+// wordSpan is a query word's bytes, whether it holds a content word, and
+// whether it is spelled as a name (spelledAsName).
 type wordSpan struct {
 	start, end int
 	content    bool
+	name       bool
+}
+
+// spelledAsName says whether a query word is written as a name rather than
+// as a common word: a capital letter ("Rent", "AuthService"), a digit or an
+// underscore ("v2", "parse_config"). A run is looked up only when it holds
+// one: "actors" in "who are the actors in ..." names the question's
+// category, not a node the question is about.
+func spelledAsName(w string) bool {
+	for _, r := range w {
+		if unicode.IsUpper(r) || unicode.IsDigit(r) || r == '_' {
+			return true
+		}
+	}
+	return false
 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
