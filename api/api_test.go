@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kgctx/kgctx/api/internal/oascheck"
 	"github.com/kgctx/kgctx/compose/service"
 	"io"
 	"net"
@@ -26,6 +27,8 @@ type testServer struct {
 	srv   *Server
 	url   string
 	admin string
+	// oas checks every answer do receives against the OpenAPI document.
+	oas *oascheck.Checker
 }
 
 func startServer(t testing.TB) *testServer {
@@ -65,6 +68,7 @@ func serveApp(t testing.TB, app *service.App, tune func(*Config)) *testServer {
 	}
 	go srv.Serve(ln)
 	ts := &testServer{t: t, app: app, srv: srv, url: "http://" + ln.Addr().String(), admin: admin}
+	ts.oas = checker(t, srv, ts.url)
 	t.Cleanup(func() {
 		srv.Shutdown(context.Background())
 		enginetest.Check(t, app.Store)
@@ -112,7 +116,24 @@ func (s *testServer) do(method, path, tok, ctype string, body []byte) resp {
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
+	if err := s.oas.Check(req, res.StatusCode, res.Header, b); err != nil {
+		s.t.Errorf("openapi: %v", err)
+	}
 	return resp{status: res.StatusCode, body: b, header: res.Header}
+}
+
+// checker builds the OpenAPI checker of srv served at url.
+func checker(t testing.TB, srv *Server, url string) *oascheck.Checker {
+	t.Helper()
+	doc, err := json.Marshal(srv.openAPI(url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := oascheck.New(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func (s *testServer) post(path, tok string, v any) resp {

@@ -20,8 +20,8 @@ import (
 // Error is the JSON error body: {"error": {"code", "message", "lines"?}}.
 type Error struct {
 	Status  int                `json:"-"`
-	Code    string             `json:"code"`
-	Message string             `json:"message"`
+	Code    string             `json:"code" oas:"required"`
+	Message string             `json:"message" oas:"required"`
 	Lines   []engine.LineError `json:"lines,omitempty"`
 	// RetryAfter, when positive, is sent as the Retry-After header
 	// (seconds): the failure is expected to pass.
@@ -31,7 +31,7 @@ type Error struct {
 func (e *Error) Error() string { return e.Message }
 
 type errorBody struct {
-	Error *Error `json:"error"`
+	Error *Error `json:"error" oas:"required"`
 }
 
 func apiErr(status int, code, format string, a ...any) *Error {

@@ -12,9 +12,9 @@ import (
 )
 
 type tokenRequest struct {
-	OrgID      string   `json:"orgId"`
-	AgentID    string   `json:"agentId"`
-	Role       string   `json:"role"`
+	OrgID      string   `json:"orgId" oas:"required"`
+	AgentID    string   `json:"agentId" oas:"required"`
+	Role       string   `json:"role" oas:"required,enum=agent|importer|org_admin"`
 	ProjectIDs []string `json:"projectIds"`
 }
 
@@ -77,5 +77,5 @@ func (s *Server) handleWhoami(c echo.Context) error {
 	if projects == nil {
 		projects = []string{}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"orgId": tok.OrgID, "agentId": tok.AgentID, "role": tok.Role, "projectIds": projects})
+	return c.JSON(http.StatusOK, whoamiResponse{OrgID: tok.OrgID, AgentID: tok.AgentID, Role: tok.Role, ProjectIDs: projects})
 }

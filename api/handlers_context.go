@@ -9,6 +9,7 @@ import (
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/policy"
+	"github.com/kgctx/kgctx/traverse"
 )
 
 type identityJSON struct {
@@ -25,13 +26,19 @@ type scopeJSON struct {
 
 type graphContextRequest struct {
 	Identity          identityJSON `json:"identity"`
-	Scope             scopeJSON    `json:"scope"`
+	Scope             scopeJSON    `json:"scope" oas:"required"`
 	QueryText         string       `json:"queryText"`
 	BudgetTokens      *int         `json:"budgetTokens"`
 	TopK              *int         `json:"topK"`
 	NeighborhoodDepth *int         `json:"neighborhoodDepth"`
 	// Explain adds each triplet's score parts ("explain" in the triplets).
 	Explain bool `json:"explain"`
+}
+
+func (graphContextRequest) refineSchema(props map[string]any) {
+	bound(props, "budgetTokens", 1, compose.MaxBudgetTokens, compose.DefaultBudgetTokens)
+	bound(props, "topK", 1, compose.MaxTopK, compose.DefaultTopK)
+	bound(props, "neighborhoodDepth", 0, traverse.MaxDepth, compose.DefaultDepth)
 }
 
 // principal builds the Cedar principal of a request: the token decides the
@@ -85,13 +92,20 @@ func (s *Server) handleGraphContext(c echo.Context) error {
 type ragRequestJSON struct {
 	Identity            identityJSON `json:"identity"`
 	Scope               scopeJSON    `json:"scope"`
-	QueryText           string       `json:"queryText"`
+	QueryText           string       `json:"queryText" oas:"required"`
 	BudgetTokens        *int         `json:"budgetTokens"`
 	TopK                *int         `json:"topK"`
 	MaxTraversalDepth   *int         `json:"maxTraversalDepth"`
 	MaxExpansionResults *int         `json:"maxExpansionResults"`
 	Predicates          []string     `json:"predicates"`
 	Explain             bool         `json:"explain"`
+}
+
+func (ragRequestJSON) refineSchema(props map[string]any) {
+	bound(props, "budgetTokens", 1, compose.MaxBudgetTokens, compose.DefaultBudgetTokens)
+	props["topK"].(map[string]any)["default"] = compose.DefaultRAGTopK
+	props["maxTraversalDepth"].(map[string]any)["default"] = compose.DefaultTraversalDepth
+	props["maxExpansionResults"].(map[string]any)["default"] = compose.DefaultExpansionResults
 }
 
 // scopeOf checks a body's identity and scope against the token.

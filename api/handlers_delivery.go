@@ -118,10 +118,10 @@ func leaseDuration(secs *int, def int) (time.Duration, error) {
 }
 
 type claimRequest struct {
-	WorkerID     string                   `json:"workerId"`
+	WorkerID     string                   `json:"workerId" oas:"required"`
 	LeaseSeconds *int                     `json:"leaseSeconds"`
 	OrgID        string                   `json:"orgId"`
-	ProjectID    string                   `json:"projectId"`
+	ProjectID    string                   `json:"projectId" oas:"required"`
 	AgentID      string                   `json:"agentId"`
 	WorkType     string                   `json:"workType"`
 	QueryText    string                   `json:"queryText"`
@@ -167,16 +167,16 @@ func (s *Server) handleClaim(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := map[string]any{"workerId": r.Lease.WorkerID, "expiresAt": r.Lease.ExpiresAt, "logId": r.Block.LogID,
-		"enqueued": r.Enqueued, "inject": toInjectJSON(r.Inject)}
+	out := claimResponse{WorkerID: r.Lease.WorkerID, ExpiresAt: r.Lease.ExpiresAt, LogID: r.Block.LogID,
+		Enqueued: r.Enqueued, Inject: toInjectJSON(r.Inject)}
 	if r.Enqueued || r.Duplicate {
-		out["duplicate"] = r.Duplicate
+		out.Duplicate = &r.Duplicate
 	}
 	return c.JSON(http.StatusOK, out)
 }
 
 type workerRequest struct {
-	WorkerID     string `json:"workerId"`
+	WorkerID     string `json:"workerId" oas:"required"`
 	LeaseSeconds *int   `json:"leaseSeconds"`
 	// OrgID is needed only from operator tokens (see sessionOf).
 	OrgID string `json:"orgId"`
@@ -215,16 +215,11 @@ func (s *Server) handleRefresh(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"expiresAt": lease.ExpiresAt, "inject": toInjectJSON(in)})
+	return c.JSON(http.StatusOK, refreshResponse{ExpiresAt: lease.ExpiresAt, Inject: toInjectJSON(in)})
 }
 
 func (s *Server) handleEnqueue(c echo.Context) error {
-	var req struct {
-		OrgID          string   `json:"orgId"`
-		AgentID        string   `json:"agentId"`
-		Text           string   `json:"text"`
-		ObservationIDs []string `json:"observationIds"`
-	}
+	var req enqueueRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
@@ -238,7 +233,7 @@ func (s *Server) handleEnqueue(c echo.Context) error {
 		return err
 	}
 	if dup {
-		return c.JSON(http.StatusOK, map[string]bool{"duplicate": true})
+		return c.JSON(http.StatusOK, duplicateResponse{Duplicate: true})
 	}
 	return c.JSON(http.StatusCreated, row)
 }
@@ -305,7 +300,7 @@ func (s *Server) handleDrain(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"pending": s.app.Injector.Drain(org, session)})
+	return c.JSON(http.StatusOK, pendingResponse{Pending: s.app.Injector.Drain(org, session)})
 }
 
 func (s *Server) handleForget(c echo.Context) error {
@@ -318,15 +313,7 @@ func (s *Server) handleForget(c echo.Context) error {
 }
 
 func (s *Server) handleToolResult(c echo.Context) error {
-	var req struct {
-		OrgID     string `json:"orgId"`
-		ProjectID string `json:"projectId"`
-		AgentID   string `json:"agentId"`
-		Tool      string `json:"tool"`
-		Success   *bool  `json:"success"`
-		Error     string `json:"error"`
-		Fix       string `json:"fix"`
-	}
+	var req toolResultRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}

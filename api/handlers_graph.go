@@ -116,7 +116,7 @@ func (s *Server) handleQuery(c echo.Context) error {
 	if ts == nil {
 		ts = []engine.Triplet{}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"triplets": ts})
+	return c.JSON(http.StatusOK, tripletList{Triplets: ts})
 }
 
 func (s *Server) handleStats(c echo.Context) error {
@@ -159,7 +159,7 @@ func (s *Server) handleDeleteTriplet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var body struct{ Source, Relationship, Target string }
+	var body tripletKey
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}

@@ -99,7 +99,7 @@ func (s *Server) handleAddObservations(c echo.Context) error {
 		}
 		return err
 	}
-	return c.JSON(http.StatusCreated, map[string]any{"ids": ids})
+	return c.JSON(http.StatusCreated, idsResponse{IDs: ids})
 }
 
 func (s *Server) handleGetObservation(c echo.Context) error {
@@ -126,10 +126,10 @@ func (s *Server) handleDeleteObservation(c echo.Context) error {
 }
 
 type sessionRequestJSON struct {
-	SessionID string           `json:"sessionId"`
+	SessionID string           `json:"sessionId" oas:"required"`
 	WorkType  string           `json:"workType"`
 	OrgID     string           `json:"orgId"`
-	ProjectID string           `json:"projectId"`
+	ProjectID string           `json:"projectId" oas:"required"`
 	AgentID   string           `json:"agentId"`
 	QueryText string           `json:"queryText"`
 	WorkItem  compose.WorkItem `json:"workItem"`
@@ -197,7 +197,7 @@ func (s *Server) handlePostInjectionLog(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, map[string]string{"id": id})
+	return c.JSON(http.StatusCreated, idResponse{ID: id})
 }
 
 // sessionLogs reads {sessionId}, checks the caller owns it (sessionOf)
@@ -223,15 +223,11 @@ func (s *Server) handleGetInjectionLogs(c echo.Context) error {
 	if logs == nil {
 		logs = []sessionlog.InjectionLog{}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"logs": logs})
+	return c.JSON(http.StatusOK, logsResponse{Logs: logs})
 }
 
 func (s *Server) handleFeedback(c echo.Context) error {
-	var body struct {
-		Outcome string `json:"outcome"`
-		// OrgID is needed only from operator tokens (see sessionOf).
-		OrgID string `json:"orgId"`
-	}
+	var body feedbackRequest
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
@@ -251,7 +247,7 @@ func (s *Server) handleFeedback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"updated": res})
+	return c.JSON(http.StatusOK, feedbackResponse{Updated: res})
 }
 
 // getConfig answers a configuration document.

@@ -2,18 +2,55 @@ package api
 
 import (
 	"net/http"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/kgctx/kgctx/engine"
 )
 
 var pathParam = regexp.MustCompile(`:([A-Za-z]+)`)
 
-// openAPI builds the OpenAPI 3 document from the route table.
-func (s *Server) openAPI() map[string]any {
+// DefaultServerURL is the document's server when it is not served by a
+// running server (kgctx openapi): serve's default address.
+const DefaultServerURL = "http://127.0.0.1:7070"
+
+// importTypes are the content types a triplet import takes; the format is
+// also sniffed from the body when the type says nothing, and a gzip body
+// (any format, compressed) is detected by its magic bytes.
+var importTypes = []struct{ ctype, doc string }{
+	{"application/json", "A JSON array of triplets."},
+	{"application/x-ndjson", "One JSON triplet per line (also application/jsonl)."},
+	{"text/tab-separated-values", "SOURCE<TAB>RELATIONSHIP<TAB>TARGET[<TAB>WEIGHT] lines (FB15k-style)."},
+	{"text/csv", "source,relationship,target[,weight] rows; a header row is recognised."},
+	{"application/n-triples", "N-Triples; IRIs are shortened to their last segment."},
+	{"text/plain", "SUBJECT|PREDICATE|OBJECT[|WEIGHT] pipe lines (the extractor's format), or any of the above, sniffed."},
+	{"application/gzip", "Any of the above, gzip-compressed (detected by content, whatever the type)."},
+}
+
+// errorDocs describe the error statuses of the document.
+var errorDocs = map[int]string{
+	400: "The request is malformed: unreadable JSON, an unknown field (named, with the nearest known one), a missing or invalid field or path id.",
+	401: "No token, or one the server does not know.",
+	403: "The token's org, projects or role do not allow this.",
+	404: "Not found (or not readable under the policy: the two are not told apart).",
+	408: "The body did not arrive within the server's read timeout.",
+	409: "Conflict: the session is leased to another worker, or the inject is not the one in flight.",
+	413: "The body is over the server's limit.",
+	422: "The body parses but is refused: the lines at fault are named.",
+	503: "The embedder is unreachable (Retry-After says when to try again), or the server is shutting down.",
+}
+
+// openAPI builds the OpenAPI 3 document from the route table and the Go
+// types of its bodies; server is the document's servers entry.
+func (s *Server) openAPI(server string) map[string]any {
+	g := newSchemaGen()
 	paths := map[string]any{}
+	usedErrs := map[int]bool{}
 	for _, r := range s.routes {
 		p := pathParam.ReplaceAllString(r.path, "{$1}")
 		item, _ := paths[p].(map[string]any)
@@ -21,18 +58,15 @@ func (s *Server) openAPI() map[string]any {
 			item = map[string]any{}
 			paths[p] = item
 		}
-		op := map[string]any{"summary": r.summary, "operationId": strings.ToLower(r.method) + strings.NewReplacer("/", "_", ":", "", ".", "_").Replace(r.path)}
+		op := map[string]any{"summary": r.summary, "operationId": operationID(r.method, r.path),
+			"tags": []any{routeTag(r.path)}}
 		var params []any
 		for _, m := range pathParam.FindAllStringSubmatch(r.path, -1) {
 			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
 		}
-		switch r.path {
-		case "/v1/orgs/:org/projects/:project/graph/triplets":
-			for _, q := range []string{"subject", "predicate", "object", "limit"} {
-				params = append(params, map[string]any{"name": q, "in": "query", "schema": map[string]any{"type": "string"}})
-			}
-		case "/v1/orgs/:org/projects/:project/graph":
-			params = append(params, map[string]any{"name": "confirm", "in": "query", "required": true, "schema": map[string]any{"type": "boolean"}})
+		for _, q := range r.query {
+			params = append(params, map[string]any{"name": q.name, "in": "query", "required": q.required, "description": q.doc,
+				"schema": map[string]any{"type": q.typ}})
 		}
 		if len(params) > 0 {
 			op["parameters"] = params
@@ -43,162 +77,152 @@ func (s *Server) openAPI() map[string]any {
 		} else {
 			op["security"] = []any{}
 		}
-		if r.request != "" {
-			content := map[string]any{}
-			switch r.request {
-			case "text":
-				content["text/plain"] = map[string]any{"schema": map[string]any{"type": "string"}}
-			case "TripletInputs":
-				content["application/json"] = map[string]any{"schema": map[string]any{"type": "array", "items": ref("TripletInput")}}
-				content["application/x-ndjson"] = map[string]any{"schema": ref("TripletInput")}
-			default:
-				content["application/json"] = map[string]any{"schema": ref(r.request)}
-			}
-			op["requestBody"] = map[string]any{"required": true, "content": content}
+		if r.req != nil {
+			op["requestBody"] = map[string]any{"required": true, "content": g.content(r.req)}
 		}
-		resp := map[string]any{"description": http.StatusText(r.status)}
-		switch r.response {
-		case "":
-		case "text":
-			resp["content"] = map[string]any{"text/plain": map[string]any{"schema": map[string]any{"type": "string"}}}
-		case "object":
-			resp["content"] = map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}
-		default:
-			resp["content"] = map[string]any{"application/json": map[string]any{"schema": ref(r.response)}}
+		responses := map[string]any{strconv.Itoa(r.status): g.response(r.status, r.resp)}
+		for st, body := range r.also {
+			responses[strconv.Itoa(st)] = g.response(st, body)
 		}
-		responses := map[string]any{strconv.Itoa(r.status): resp, "default": map[string]any{"description": "Error",
-			"content": map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}}
+		for _, st := range r.errorStatuses() {
+			usedErrs[st] = true
+			responses[strconv.Itoa(st)] = map[string]any{"$ref": "#/components/responses/E" + strconv.Itoa(st)}
+		}
 		op["responses"] = responses
 		item[strings.ToLower(r.method)] = op
 	}
+	g.component(reflect.TypeFor[errorBody]())
+	errResponses := map[string]any{}
+	for st := range usedErrs {
+		errResponses["E"+strconv.Itoa(st)] = map[string]any{"description": errorDocs[st],
+			"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/ErrorBody"}}}}
+	}
+	var tagList []any
+	for _, t := range tags {
+		tagList = append(tagList, map[string]any{"name": t.name, "description": t.doc})
+	}
 	return map[string]any{
 		"openapi": "3.0.3",
-		"info": map[string]any{"title": "kgctx", "version": "1",
-			"description": "Knowledge graph context blocks for AI coding agents."},
-		"paths": paths,
+		"info": map[string]any{"title": "kgctx", "version": s.version(),
+			"description": "Knowledge graph context blocks for AI coding agents. Every body is JSON unless a route says otherwise; errors are {\"error\": {\"code\", \"message\", \"lines\"?}}.",
+			"license":     map[string]any{"name": "All rights reserved", "url": "https://github.com/kgctx/kgctx"}},
+		"servers": []any{map[string]any{"url": server}},
+		"tags":    tagList,
+		"paths":   paths,
 		"components": map[string]any{
-			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
-			"schemas":         schemas,
+			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer",
+				"description": "A token made by `kgctx token create` or POST /v1/admin/tokens."}},
+			"schemas":   g.comps,
+			"responses": errResponses,
 		},
 	}
 }
 
-func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
-
-func obj(required []string, props map[string]any) map[string]any {
-	o := map[string]any{"type": "object", "properties": props}
-	if len(required) > 0 {
-		o["required"] = required
+func (s *Server) version() string {
+	if s.cfg.Version != "" {
+		return s.cfg.Version
 	}
-	return o
+	return "dev"
 }
 
-var (
-	str   = map[string]any{"type": "string"}
-	num   = map[string]any{"type": "number"}
-	integ = map[string]any{"type": "integer"}
-	strs  = map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
-	nums  = map[string]any{"type": "array", "items": map[string]any{"type": "number"}}
-)
+// errorStatuses are the error answers of r: those its shape implies (a
+// token, a body, ids in the path) and its own.
+func (r *route) errorStatuses() []int {
+	var sts []int
+	if r.minRole != "" {
+		sts = append(sts, 401, 403)
+	}
+	if r.req != nil {
+		sts = append(sts, 400, 408, 413)
+	}
+	if strings.Contains(r.path, ":") || len(r.query) > 0 {
+		sts = append(sts, 400)
+	}
+	sts = append(sts, r.errs...)
+	slices.Sort(sts)
+	return slices.Compact(sts)
+}
 
-var provenance = obj(nil, map[string]any{"observationId": str, "sessionId": str, "timestamp": map[string]any{"type": "string", "format": "date-time"}})
+func operationID(method, path string) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(method))
+	for _, part := range strings.Split(path, "/") {
+		part = strings.TrimPrefix(part, ":")
+		if part == "" || part == "v1" {
+			continue
+		}
+		for _, w := range strings.FieldsFunc(part, func(r rune) bool { return r == '-' || r == '.' || r == '_' }) {
+			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		}
+	}
+	return b.String()
+}
 
-var edgeKey = obj(nil, map[string]any{"sourceId": str, "targetId": str, "relationshipName": str})
+// tags group the operations by what they serve.
+var tags = []struct{ name, doc string }{
+	{"graph", "Import, query and delete triplets, nodes and observations of a project."},
+	{"context", "The blocks an agent gets: graph, session, Graph RAG."},
+	{"sessions", "Session delivery (claim, refresh, injects), in-session events, injection logs and feedback."},
+	{"admin", "Tokens, policies and the operator's configuration."},
+	{"service", "Health, identity, metrics, MCP and this document."},
+}
 
-var injectionLog = obj([]string{"sessionId"}, map[string]any{"id": str, "sessionId": str, "workType": str, "budgetTokens": integ, "actualTokens": integ,
-	"observationIds": strs, "sessionSummaryIds": strs, "graphNodeIds": strs, "graphEdgeKeys": map[string]any{"type": "array", "items": edgeKey},
-	"queryText": str, "orgId": str, "projectId": str, "timestamp": map[string]any{"type": "string", "format": "date-time"}})
+func routeTag(path string) string {
+	switch {
+	case strings.HasPrefix(path, "/v1/orgs/"):
+		return "graph"
+	case strings.HasPrefix(path, "/v1/context/"):
+		return "context"
+	case strings.HasPrefix(path, "/v1/sessions/"), path == "/v1/injection-logs":
+		return "sessions"
+	case strings.HasPrefix(path, "/v1/admin/"):
+		return "admin"
+	}
+	return "service"
+}
 
-var obsMeta = obj(nil, map[string]any{"paths": strs, "sessionId": str, "namespace": str, "tags": strs, "workType": str})
+// content is the content map of a body of Go type v.
+func (g *schemaGen) content(v any) map[string]any {
+	switch v.(type) {
+	case textBody:
+		return map[string]any{"text/plain": map[string]any{"schema": map[string]any{"type": "string"}}}
+	case anyJSON:
+		return map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}
+	case tripletsBody:
+		c := map[string]any{}
+		in := g.schema(reflect.TypeFor[engine.TripletInput]())
+		for _, t := range importTypes {
+			sch := map[string]any{"type": "string", "description": t.doc}
+			switch t.ctype {
+			case "application/json":
+				sch = map[string]any{"type": "array", "items": in, "description": t.doc}
+			case "application/gzip":
+				sch["format"] = "binary"
+			}
+			c[t.ctype] = map[string]any{"schema": sch}
+		}
+		return c
+	case observationsBody:
+		one := g.schema(reflect.TypeFor[engine.ObservationInput]())
+		return map[string]any{"application/json": map[string]any{"schema": map[string]any{
+			"oneOf": []any{one, map[string]any{"type": "array", "items": one}}}}}
+	}
+	return map[string]any{"application/json": map[string]any{"schema": g.schema(reflect.TypeOf(v))}}
+}
 
-var injectSchema = obj(nil, map[string]any{"deliveryId": str, "orgId": str, "sessionId": str, "agentId": str, "text": str, "contentHash": str,
-	"observationIds": strs, "state": str, "enqueuedAt": str, "deliveredAt": str, "attempts": integ})
-
-var schemas = map[string]any{
-	"ToolResult": obj([]string{"tool", "success", "projectId"}, map[string]any{"orgId": str, "projectId": str, "agentId": str, "tool": str,
-		"success": map[string]any{"type": "boolean"}, "error": str, "fix": str}),
-	"LearnResult": obj(nil, map[string]any{"triplets": map[string]any{"type": "array", "items": obj(nil, map[string]any{"source": str, "relationship": str, "target": str})},
-		"propagated": integ}),
-	"RAGRequest": obj([]string{"queryText"}, map[string]any{
-		"identity": obj(nil, map[string]any{"agentId": str, "orgId": str, "projectId": str, "sessionId": str}),
-		"scope":    obj(nil, map[string]any{"orgId": str, "projectId": str}), "queryText": str, "budgetTokens": integ, "topK": integ,
-		"maxTraversalDepth": map[string]any{"type": "integer", "default": 2}, "maxExpansionResults": map[string]any{"type": "integer", "default": 10}, "predicates": strs}),
-	"RAGResponse": obj(nil, map[string]any{"block": str,
-		"semantic":     map[string]any{"type": "array", "items": obj(nil, map[string]any{"kind": str, "id": str, "content": str, "score": num})},
-		"expanded":     map[string]any{"type": "array", "items": obj(nil, map[string]any{"node": str, "predicate": str, "origin": str, "score": num})},
-		"actualTokens": integ}),
-	"PredicateConfig": obj(nil, map[string]any{"mode": map[string]any{"type": "string", "enum": []string{"open", "strict"}}, "allowed": strs}),
-	"ClaimRequest": obj([]string{"workerId", "projectId"}, map[string]any{"workerId": str, "leaseSeconds": integ, "orgId": str, "projectId": str, "agentId": str,
-		"workType": str, "queryText": str, "workItem": obj(nil, map[string]any{"identifier": str, "issueId": str, "title": str, "description": str}),
-		"capability": obj(nil, map[string]any{"supportsMessageInjection": map[string]any{"type": "boolean"}})}),
-	"Lease":         obj(nil, map[string]any{"workerId": str, "expiresAt": str, "logId": str, "enqueued": map[string]any{"type": "boolean"}, "inject": injectSchema}),
-	"WorkerRequest": obj([]string{"workerId"}, map[string]any{"workerId": str, "leaseSeconds": integ}),
-	"Refresh":       obj(nil, map[string]any{"expiresAt": str, "inject": injectSchema}),
-	"InjectRequest": obj([]string{"text"}, map[string]any{"orgId": str, "agentId": str, "text": str, "observationIds": strs}),
-	"Inject":        injectSchema,
-	"VerbEvent": obj([]string{"phase", "tool"}, map[string]any{"phase": map[string]any{"type": "string", "enum": []string{"pre-verb", "post-verb"}},
-		"sessionId": str, "orgId": str, "projectId": str, "agentId": str, "tool": str, "paths": strs, "query": str, "emittedAt": integ,
-		"memoryScope": map[string]any{"type": "string", "enum": []string{"project", "org", "session"}}, "memoryNamespace": str}),
-	"InjectionResult": obj(nil, map[string]any{"outcome": map[string]any{"type": "string", "enum": []string{"injected", "queued", "no-match", "skipped", "budget-exceeded", "disabled"}},
-		"block": str, "observationIds": strs, "triplets": map[string]any{"type": "array", "items": map[string]any{"type": "object"}}, "elapsedMs": num,
-		"pushed": map[string]any{"type": "boolean"}, "note": str}),
-	"Pending": obj(nil, map[string]any{"pending": map[string]any{"type": "array", "items": obj(nil, map[string]any{"block": str, "observationIds": strs, "queuedAt": str})}}),
-	"InSessionConfig": obj(nil, map[string]any{"enabled": map[string]any{"type": "boolean"}, "disabledForAgents": strs, "latencyBudgetMs": integ,
-		"minRelevanceScore": num, "budgetTokens": integ, "workType": str, "maxSuggestionsPerEvent": integ, "skipTools": strs}),
-	"MemoryConfig": obj(nil, map[string]any{"memoryEnabled": map[string]any{"type": "boolean"}, "graphEnabled": map[string]any{"type": "boolean"},
-		"runtimeInjectEnabled": map[string]any{"type": "boolean"}, "techStack": strs}),
-	"OrgPlan":           obj(nil, map[string]any{"features": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "boolean"}}}),
-	"RecallMatrix":      obj(nil, map[string]any{"defaults": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "boolean"}}, "orgOverrides": map[string]any{"type": "object"}}),
-	"BudgetConfig":      obj(nil, map[string]any{"defaults": map[string]any{"type": "object", "additionalProperties": integ}, "orgOverrides": map[string]any{"type": "object"}}),
-	"ObservationInputs": map[string]any{"oneOf": []any{ref("ObservationInput"), map[string]any{"type": "array", "items": ref("ObservationInput")}}},
-	"ObservationInput":  obj([]string{"content"}, map[string]any{"content": str, "metadata": obsMeta, "weight": num}),
-	"Observation":       obj(nil, map[string]any{"id": str, "orgId": str, "projectId": str, "content": str, "metadata": obsMeta, "weight": num, "createdAt": str}),
-	"IDs":               obj(nil, map[string]any{"ids": strs}),
-	"ID":                obj(nil, map[string]any{"id": str}),
-	"SessionContextRequest": obj([]string{"sessionId", "projectId"}, map[string]any{"sessionId": str, "workType": str, "orgId": str, "projectId": str, "agentId": str,
-		"queryText": str, "workItem": obj(nil, map[string]any{"identifier": str, "issueId": str, "title": str, "description": str}),
-		"graph": obj(nil, map[string]any{"enabled": map[string]any{"type": "boolean"}}), "crossProjectTransfer": obj(nil, map[string]any{"enabled": map[string]any{"type": "boolean"}})}),
-	"SessionContextResponse": obj(nil, map[string]any{"block": str, "observationIds": strs, "sessionSummaryIds": strs, "graphNodeIds": strs,
-		"graphEdgeKeys": map[string]any{"type": "array", "items": edgeKey}, "budgetTokens": integ, "actualTokens": integ, "queryText": str, "logId": str}),
-	"InjectionLog":   injectionLog,
-	"InjectionLogs":  obj(nil, map[string]any{"logs": map[string]any{"type": "array", "items": injectionLog}}),
-	"Feedback":       obj([]string{"outcome"}, map[string]any{"outcome": map[string]any{"type": "string", "enum": []string{"helpful", "misleading", "neutral"}}}),
-	"FeedbackResult": obj(nil, map[string]any{"updated": obj(nil, map[string]any{"observations": integ, "nodes": integ, "edges": integ, "logs": integ})}),
-	"Health":         obj([]string{"status"}, map[string]any{"status": str}),
-	"Whoami":         obj(nil, map[string]any{"orgId": str, "agentId": str, "role": str, "projectIds": strs}),
-	"Error": obj([]string{"error"}, map[string]any{"error": obj([]string{"code", "message"}, map[string]any{
-		"code": str, "message": str,
-		"lines": map[string]any{"type": "array", "items": obj(nil, map[string]any{"line": integ, "error": str})}})}),
-	"TokenRequest":  obj([]string{"orgId", "agentId", "role"}, map[string]any{"orgId": str, "agentId": str, "role": map[string]any{"type": "string", "enum": []string{"agent", "importer", "org_admin"}}, "projectIds": strs}),
-	"TokenResponse": obj(nil, map[string]any{"token": str, "orgId": str, "agentId": str, "role": str, "projectIds": strs}),
-	"TripletInput": obj([]string{"source", "relationship", "target"}, map[string]any{
-		"source": str, "relationship": str, "target": str, "sourceType": str, "targetType": str,
-		"sourceDescription": str, "targetDescription": str, "weight": num, "provenance": provenance,
-		"sourceVector": nums, "targetVector": nums, "sourceProjectId": str, "targetProjectId": str, "targetOrgId": str}),
-	"TripletKey":   obj([]string{"source", "relationship", "target"}, map[string]any{"source": str, "relationship": str, "target": str}),
-	"ImportResult": obj(nil, map[string]any{"accepted": integ, "nodesCreated": integ, "nodesUpdated": integ, "edgesCreated": integ, "edgesMerged": integ}),
-	"TripletList": obj(nil, map[string]any{"triplets": map[string]any{"type": "array", "items": obj(nil, map[string]any{
-		"source": str, "relationship": str, "target": str, "sourceNodeId": str, "targetNodeId": str, "weight": num})}}),
-	"Stats": obj(nil, map[string]any{"nodes": integ, "triplets": integ, "predicates": map[string]any{"type": "object", "additionalProperties": integ}}),
-	"Node": obj(nil, map[string]any{"id": str, "orgId": str, "projectId": str, "name": str, "aliases": strs, "type": str,
-		"description": str, "weight": num, "createdAt": str, "updatedAt": str}),
-	"GraphContextRequest": obj([]string{"scope"}, map[string]any{
-		"identity":          obj(nil, map[string]any{"agentId": str, "orgId": str, "projectId": str, "sessionId": str}),
-		"scope":             obj([]string{"orgId"}, map[string]any{"orgId": str, "projectId": str}),
-		"queryText":         str,
-		"budgetTokens":      map[string]any{"type": "integer", "minimum": 1, "maximum": 32000, "default": 500},
-		"topK":              map[string]any{"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
-		"neighborhoodDepth": map[string]any{"type": "integer", "minimum": 0, "maximum": 4, "default": 2}}),
-	"GraphContextResponse": obj(nil, map[string]any{
-		"block": str,
-		"triplets": map[string]any{"type": "array", "items": obj(nil, map[string]any{
-			"sourceEntity": str, "relationship": str, "targetEntity": str, "relevanceScore": num,
-			"sourceNodeId": str, "targetNodeId": str, "provenance": provenance})},
-		"actualTokens": integ,
-		"timings":      obj(nil, map[string]any{"seedMs": num, "expandMs": num, "policyMs": num, "renderMs": num}),
-		"seeds":        integ, "candidates": integ, "denied": integ}),
+// response is the response object of a success status with body v.
+func (g *schemaGen) response(status int, v any) map[string]any {
+	r := map[string]any{"description": http.StatusText(status)}
+	if v != nil {
+		r["content"] = g.content(v)
+	}
+	return r
 }
 
 func (s *Server) handleOpenAPI(c echo.Context) error {
-	return c.JSON(http.StatusOK, s.openAPI())
+	scheme := "http"
+	if c.Request().TLS != nil {
+		scheme = "https"
+	}
+	return c.JSON(http.StatusOK, s.openAPI(scheme+"://"+c.Request().Host))
 }

@@ -1,12 +1,16 @@
 package api
 
 import (
-	"github.com/kgctx/kgctx/api/mcp"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kgctx/kgctx/api/mcp"
+	"github.com/kgctx/kgctx/compose"
+	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
+	"github.com/kgctx/kgctx/engine/delivery"
+	"github.com/kgctx/kgctx/engine/sessionlog"
 )
 
 // routeTable lists every route once: the router, the auth wrapper and the
@@ -14,82 +18,93 @@ import (
 func (s *Server) routeTable() []route {
 	const proj = "/v1/orgs/:org/projects/:project"
 	return []route{
-		{method: http.MethodGet, path: "/healthz", summary: "Liveness check (no token).", response: "Health", status: 200,
+		{method: http.MethodGet, path: "/healthz", summary: "Liveness check (no token).", resp: healthResponse{}, status: 200,
 			h: func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) }},
-		{method: http.MethodGet, path: "/metrics", minRole: auth.RoleOperator, summary: "Prometheus metrics (text format).", response: "text", status: 200, h: s.handleMetrics},
+		{method: http.MethodGet, path: "/metrics", minRole: auth.RoleOperator, summary: "Prometheus metrics (text format).", resp: textBody{}, status: 200, h: s.handleMetrics},
 		{method: http.MethodPost, path: "/mcp", minRole: auth.RoleAgent, summary: "Model Context Protocol (streamable HTTP, stateless, JSON answers): the tools of the README's \"MCP\" section, each calling its route with this token.",
-			request: "object", response: "object", status: 200, h: echo.WrapHandler(mcp.Handler(s.e, mcp.Options{Version: s.cfg.Version}))},
+			req: anyJSON{}, resp: anyJSON{}, status: 200, also: map[int]any{202: nil}, h: echo.WrapHandler(mcp.Handler(s.e, mcp.Options{Version: s.cfg.Version}))},
 		{method: http.MethodGet, path: "/v1/whoami", minRole: auth.RoleAgent, summary: "The caller's token: org, agent, role and projects (never the secret).",
-			response: "Whoami", status: 200, h: s.handleWhoami},
-		{method: http.MethodGet, path: "/openapi.json", minRole: auth.RoleAgent, summary: "This OpenAPI document.", response: "object", status: 200, h: s.handleOpenAPI},
+			resp: whoamiResponse{}, status: 200, h: s.handleWhoami},
+		{method: http.MethodGet, path: "/openapi.json", minRole: auth.RoleAgent, summary: "This OpenAPI document.", resp: anyJSON{}, status: 200, h: s.handleOpenAPI},
 
 		{method: http.MethodPost, path: "/v1/admin/tokens", minRole: auth.RoleOperator, summary: "Create a bearer token for an org's agent, importer or org admin.",
-			request: "TokenRequest", response: "TokenResponse", status: 201, h: s.handleCreateToken},
-		{method: http.MethodGet, path: "/v1/admin/policies", minRole: auth.RoleOperator, summary: "The Cedar policy set in force (text/plain).", response: "text", status: 200, h: s.handleGetPolicies},
+			req: tokenRequest{}, resp: tokenResponse{}, status: 201, h: s.handleCreateToken},
+		{method: http.MethodGet, path: "/v1/admin/policies", minRole: auth.RoleOperator, summary: "The Cedar policy set in force (text/plain).", resp: textBody{}, status: 200, h: s.handleGetPolicies},
 		{method: http.MethodPut, path: "/v1/admin/policies", minRole: auth.RoleOperator, summary: "Replace the Cedar policy set (text/plain); 422 and no change if invalid.",
-			request: "text", response: "text", status: 200, h: s.handlePutPolicies},
+			req: textBody{}, resp: textBody{}, status: 200, errs: []int{422}, h: s.handlePutPolicies},
 
 		{method: http.MethodPost, path: proj + "/triplets", minRole: auth.RoleImporter, importBody: true,
 			summary: "Import triplets (JSON array, or NDJSON with Content-Type application/x-ndjson). All or nothing.",
-			request: "TripletInputs", response: "ImportResult", status: 200, h: s.handleImport},
+			req:     tripletsBody{}, resp: engine.ImportResult{}, status: 200, errs: []int{422, 503}, h: s.handleImport},
 		{method: http.MethodDelete, path: proj + "/triplets", minRole: auth.RoleImporter, summary: "Delete one triplet.",
-			request: "TripletKey", status: 204, h: s.handleDeleteTriplet},
+			req: tripletKey{}, status: 204, errs: []int{404}, h: s.handleDeleteTriplet},
 		{method: http.MethodGet, path: proj + "/graph/triplets", minRole: auth.RoleAgent, summary: "Query triplets by subject, predicate and/or object.",
-			response: "TripletList", status: 200, h: s.handleQuery},
+			resp: tripletList{}, status: 200, query: tripletQuery, h: s.handleQuery},
 		{method: http.MethodGet, path: proj + "/graph/stats", minRole: auth.RoleAgent, summary: "Node and triplet counts, per predicate.",
-			response: "Stats", status: 200, h: s.handleStats},
+			resp: engine.Stats{}, status: 200, h: s.handleStats},
 		{method: http.MethodDelete, path: proj + "/graph", minRole: auth.RoleImporter, summary: "Clear the project's graph (needs ?confirm=true).",
-			status: 204, h: s.handleClear},
-		{method: http.MethodGet, path: proj + "/nodes/:nodeId", minRole: auth.RoleAgent, summary: "One node.", response: "Node", status: 200, h: s.handleGetNode},
+			status: 204, query: []param{{name: "confirm", typ: "boolean", required: true, doc: "Must be true: the whole graph of the project goes."}}, h: s.handleClear},
+		{method: http.MethodGet, path: proj + "/nodes/:nodeId", minRole: auth.RoleAgent, summary: "One node.", resp: engine.Node{}, status: 200, errs: []int{404}, h: s.handleGetNode},
 		{method: http.MethodDelete, path: proj + "/nodes/:nodeId", minRole: auth.RoleImporter, summary: "Delete a node, its edges and its index entries.",
-			status: 204, h: s.handleDeleteNode},
+			status: 204, errs: []int{404}, h: s.handleDeleteNode},
 
-		{method: http.MethodGet, path: proj + "/predicates", minRole: auth.RoleAgent, summary: "The project's relationship vocabulary (open or strict).", response: "PredicateConfig", status: 200, h: s.handleGetPredicates},
-		{method: http.MethodPut, path: proj + "/predicates", minRole: auth.RoleOrgAdmin, summary: "Set the project's relationship vocabulary.", request: "PredicateConfig", response: "PredicateConfig", status: 200, h: s.handlePutPredicates},
-		{method: http.MethodGet, path: proj + "/memory-config", minRole: auth.RoleOrgAdmin, summary: "The project's memory configuration.", response: "MemoryConfig", status: 200, h: s.handleGetMemoryConfig},
-		{method: http.MethodPut, path: proj + "/memory-config", minRole: auth.RoleOrgAdmin, summary: "Replace the project's memory configuration.", request: "MemoryConfig", response: "MemoryConfig", status: 200, h: s.handlePutMemoryConfig},
-		{method: http.MethodGet, path: "/v1/admin/orgs/:org/plan", minRole: auth.RoleOperator, summary: "An org's plan (feature flags).", response: "OrgPlan", status: 200, h: s.handleGetPlan},
-		{method: http.MethodPut, path: "/v1/admin/orgs/:org/plan", minRole: auth.RoleOperator, summary: "Replace an org's plan.", request: "OrgPlan", response: "OrgPlan", status: 200, h: s.handlePutPlan},
-		{method: http.MethodGet, path: "/v1/admin/recall-matrix", minRole: auth.RoleOperator, summary: "The operator recall matrix.", response: "RecallMatrix", status: 200, h: getConfig(s.app.Settings.RecallMatrix)},
-		{method: http.MethodPut, path: "/v1/admin/recall-matrix", minRole: auth.RoleOperator, summary: "Replace the recall matrix.", request: "RecallMatrix", response: "RecallMatrix", status: 200, h: putConfig(s.app.Settings.RecallMatrix, s.app.Settings.SetRecallMatrix)},
-		{method: http.MethodGet, path: "/v1/admin/budgets", minRole: auth.RoleOperator, summary: "Token budgets per work type (ContextBudgetConfig).", response: "BudgetConfig", status: 200, h: getConfig(s.app.Settings.Budgets)},
-		{method: http.MethodPut, path: "/v1/admin/budgets", minRole: auth.RoleOperator, summary: "Replace the token budgets.", request: "BudgetConfig", response: "BudgetConfig", status: 200, h: putConfig(s.app.Settings.Budgets, s.app.Settings.SetBudgets)},
+		{method: http.MethodGet, path: proj + "/predicates", minRole: auth.RoleAgent, summary: "The project's relationship vocabulary (open or strict).", resp: compose.PredicateConfig{}, status: 200, h: s.handleGetPredicates},
+		{method: http.MethodPut, path: proj + "/predicates", minRole: auth.RoleOrgAdmin, summary: "Set the project's relationship vocabulary.", req: compose.PredicateConfig{}, resp: compose.PredicateConfig{}, status: 200, errs: []int{422}, h: s.handlePutPredicates},
+		{method: http.MethodGet, path: proj + "/memory-config", minRole: auth.RoleOrgAdmin, summary: "The project's memory configuration.", resp: compose.MemoryConfig{}, status: 200, h: s.handleGetMemoryConfig},
+		{method: http.MethodPut, path: proj + "/memory-config", minRole: auth.RoleOrgAdmin, summary: "Replace the project's memory configuration.", req: compose.MemoryConfig{}, resp: compose.MemoryConfig{}, status: 200, errs: []int{422}, h: s.handlePutMemoryConfig},
+		{method: http.MethodGet, path: "/v1/admin/orgs/:org/plan", minRole: auth.RoleOperator, summary: "An org's plan (feature flags).", resp: compose.OrgPlan{}, status: 200, h: s.handleGetPlan},
+		{method: http.MethodPut, path: "/v1/admin/orgs/:org/plan", minRole: auth.RoleOperator, summary: "Replace an org's plan.", req: compose.OrgPlan{}, resp: compose.OrgPlan{}, status: 200, errs: []int{422}, h: s.handlePutPlan},
+		{method: http.MethodGet, path: "/v1/admin/recall-matrix", minRole: auth.RoleOperator, summary: "The operator recall matrix.", resp: compose.RecallMatrix{}, status: 200, h: getConfig(s.app.Settings.RecallMatrix)},
+		{method: http.MethodPut, path: "/v1/admin/recall-matrix", minRole: auth.RoleOperator, summary: "Replace the recall matrix.", req: compose.RecallMatrix{}, resp: compose.RecallMatrix{}, status: 200, errs: []int{422}, h: putConfig(s.app.Settings.RecallMatrix, s.app.Settings.SetRecallMatrix)},
+		{method: http.MethodGet, path: "/v1/admin/budgets", minRole: auth.RoleOperator, summary: "Token budgets per work type (ContextBudgetConfig).", resp: compose.BudgetConfig{}, status: 200, h: getConfig(s.app.Settings.Budgets)},
+		{method: http.MethodPut, path: "/v1/admin/budgets", minRole: auth.RoleOperator, summary: "Replace the token budgets.", req: compose.BudgetConfig{}, resp: compose.BudgetConfig{}, status: 200, errs: []int{422}, h: putConfig(s.app.Settings.Budgets, s.app.Settings.SetBudgets)},
 		{method: http.MethodPost, path: proj + "/observations", minRole: auth.RoleImporter, importBody: true, summary: "Store one observation or an array of them (all or nothing).",
-			request: "ObservationInputs", response: "IDs", status: 201, h: s.handleAddObservations},
-		{method: http.MethodGet, path: proj + "/observations/:id", minRole: auth.RoleAgent, summary: "One observation.", response: "Observation", status: 200, h: s.handleGetObservation},
-		{method: http.MethodDelete, path: proj + "/observations/:id", minRole: auth.RoleImporter, summary: "Delete an observation and its index entries.", status: 204, h: s.handleDeleteObservation},
+			req: observationsBody{}, resp: idsResponse{}, status: 201, errs: []int{422, 503}, h: s.handleAddObservations},
+		{method: http.MethodGet, path: proj + "/observations/:id", minRole: auth.RoleAgent, summary: "One observation.", resp: engine.Observation{}, status: 200, errs: []int{404}, h: s.handleGetObservation},
+		{method: http.MethodDelete, path: proj + "/observations/:id", minRole: auth.RoleImporter, summary: "Delete an observation and its index entries.", status: 204, errs: []int{404}, h: s.handleDeleteObservation},
 		{method: http.MethodPost, path: "/v1/context/session", minRole: auth.RoleAgent, summary: "The start-of-session block (buildSessionMemoryBlock + recordContextInjection).",
-			request: "SessionContextRequest", response: "SessionContextResponse", status: 200, h: s.handleSessionContext},
+			req: sessionRequestJSON{}, resp: compose.SessionBlock{}, status: 200, errs: []int{503}, h: s.handleSessionContext},
 		{method: http.MethodPost, path: "/v1/injection-logs", minRole: auth.RoleAgent, summary: "Record a context injection (recordContextInjection).",
-			request: "InjectionLog", response: "ID", status: 201, h: s.handlePostInjectionLog},
+			req: sessionlog.InjectionLog{}, resp: idResponse{}, status: 201, h: s.handlePostInjectionLog},
 		{method: http.MethodGet, path: "/v1/sessions/:sessionId/injection-logs", minRole: auth.RoleAgent, summary: "A session's injection logs, newest first.",
-			response: "InjectionLogs", status: 200, h: s.handleGetInjectionLogs},
+			resp: logsResponse{}, status: 200, query: sessionOrgParam, h: s.handleGetInjectionLogs},
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/feedback", minRole: auth.RoleAgent, summary: "Apply a session's outcome to the weights of what it was shown.",
-			request: "Feedback", response: "FeedbackResult", status: 200, h: s.handleFeedback},
+			req: feedbackRequest{}, resp: feedbackResponse{}, status: 200, query: sessionOrgParam, errs: []int{404}, h: s.handleFeedback},
 
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/claim", minRole: auth.RoleAgent, summary: "Lease the session to a worker; compose, log and (runtimeInjectEnabled) enqueue its start-of-session block.",
-			request: "ClaimRequest", response: "Lease", status: 200, h: s.handleClaim},
+			req: claimRequest{}, resp: claimResponse{}, status: 200, query: sessionOrgParam, errs: []int{409, 503}, h: s.handleClaim},
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/refresh", minRole: auth.RoleAgent, summary: "The lock-refresh beat: extend the lease, get the pending inject.",
-			request: "WorkerRequest", response: "Refresh", status: 200, h: s.handleRefresh},
+			req: workerRequest{}, resp: refreshResponse{}, status: 200, query: sessionOrgParam, errs: []int{404, 409}, h: s.handleRefresh},
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/injects", minRole: auth.RoleAgent, summary: "Enqueue a block for the session (idempotent on its content).",
-			request: "InjectRequest", response: "Inject", status: 201, h: s.handleEnqueue},
+			req: enqueueRequest{}, resp: delivery.Inject{}, status: 201, also: map[int]any{200: duplicateResponse{}}, query: sessionOrgParam, errs: []int{422}, h: s.handleEnqueue},
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/injects/claim", minRole: auth.RoleAgent, summary: "The session's in-flight or next inject, for its lease holder (204 if none).",
-			request: "WorkerRequest", response: "Inject", status: 200, h: s.handleClaimInject},
+			req: workerRequest{}, resp: delivery.Inject{}, status: 200, also: map[int]any{204: nil}, query: sessionOrgParam, errs: []int{404, 409}, h: s.handleClaimInject},
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/injects/:deliveryId/ack", minRole: auth.RoleAgent, summary: "Consume the in-flight inject (409 for any other).",
-			status: 204, h: s.handleAck},
+			status: 204, query: sessionOrgParam, errs: []int{404, 409}, h: s.handleAck},
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/verb-events", minRole: auth.RoleAgent, summary: "A tool call: match memory within the latency budget and inject or queue it.",
-			request: "VerbEvent", response: "InjectionResult", status: 200, h: s.handleVerbEvent},
+			req: compose.VerbEvent{}, resp: compose.InjectionResult{}, status: 200, query: sessionOrgParam, errs: []int{503}, h: s.handleVerbEvent},
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/tool-results", minRole: auth.RoleAgent, summary: "A tool's outcome: learn error -> tool/session/similar errors, fixes, and confidence on success.",
-			request: "ToolResult", response: "LearnResult", status: 200, h: s.handleToolResult},
+			req: toolResultRequest{}, resp: compose.LearnResult{}, status: 200, query: sessionOrgParam, errs: []int{503}, h: s.handleToolResult},
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/pending/drain", minRole: auth.RoleAgent, summary: "Return and clear the blocks queued for the next turn.",
-			response: "Pending", status: 200, h: s.handleDrain},
-		{method: http.MethodDelete, path: "/v1/sessions/:sessionId", minRole: auth.RoleAgent, summary: "Forget the session's in-memory injector state.", status: 204, h: s.handleForget},
-		{method: http.MethodGet, path: "/v1/admin/in-session-config", minRole: auth.RoleOperator, summary: "The in-session injector's configuration.", response: "InSessionConfig", status: 200, h: getConfig(s.app.Settings.InSessionConfig)},
-		{method: http.MethodPut, path: "/v1/admin/in-session-config", minRole: auth.RoleOperator, summary: "Replace the in-session injector's configuration.", request: "InSessionConfig", response: "InSessionConfig", status: 200, h: putConfig(s.app.Settings.InSessionConfig, s.app.Settings.SetInSessionConfig)},
+			resp: pendingResponse{}, status: 200, query: sessionOrgParam, h: s.handleDrain},
+		{method: http.MethodDelete, path: "/v1/sessions/:sessionId", minRole: auth.RoleAgent, summary: "Forget the session's in-memory injector state.", status: 204, query: sessionOrgParam, h: s.handleForget},
+		{method: http.MethodGet, path: "/v1/admin/in-session-config", minRole: auth.RoleOperator, summary: "The in-session injector's configuration.", resp: compose.InSessionConfig{}, status: 200, h: getConfig(s.app.Settings.InSessionConfig)},
+		{method: http.MethodPut, path: "/v1/admin/in-session-config", minRole: auth.RoleOperator, summary: "Replace the in-session injector's configuration.", req: compose.InSessionConfig{}, resp: compose.InSessionConfig{}, status: 200, errs: []int{422}, h: putConfig(s.app.Settings.InSessionConfig, s.app.Settings.SetInSessionConfig)},
 
 		{method: http.MethodPost, path: "/v1/context/rag", minRole: auth.RoleAgent, summary: "Graph RAG: hybrid search over observations and nodes, then expansion over chosen predicates.",
-			request: "RAGRequest", response: "RAGResponse", status: 200, h: s.handleRAG},
+			req: ragRequestJSON{}, resp: compose.RAGBlock{}, status: 200, errs: []int{503}, h: s.handleRAG},
 		{method: http.MethodPost, path: "/v1/context/graph", minRole: auth.RoleAgent, summary: "The ## Knowledge Graph Triplets block of a query (buildGraphContextBlock).",
-			request: "GraphContextRequest", response: "GraphContextResponse", status: 200, h: s.handleGraphContext},
+			req: graphContextRequest{}, resp: compose.GraphBlock{}, status: 200, errs: []int{503}, h: s.handleGraphContext},
 	}
+}
+
+// sessionOrgParam: an operator token names the session's org (the body's
+// orgId where there is a body).
+var sessionOrgParam = []param{{name: "orgId", typ: "string", doc: "The session's org, for operator tokens (else the token's org)."}}
+
+var tripletQuery = []param{
+	{name: "subject", typ: "string", doc: "The source node's name (identity-folded) or id."},
+	{name: "predicate", typ: "string", doc: "The relationship."},
+	{name: "object", typ: "string", doc: "The target node's name (identity-folded) or id."},
+	{name: "limit", typ: "integer", doc: "At most this many triplets (1 to the server's maximum)."},
 }

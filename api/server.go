@@ -65,10 +65,22 @@ type route struct {
 	minRole      string // "" = no token needed
 	importBody   bool   // the large body limit applies
 	summary      string
-	request      string // OpenAPI schema of the body ("" = none)
-	response     string // OpenAPI schema of the 2xx body ("" = none)
-	status       int    // success status
-	h            echo.HandlerFunc
+	// req and resp are zero values of the body's and the success
+	// answer's Go types (nil = no body), from which the OpenAPI document
+	// is generated (oas.go; textBody, anyJSON, tripletsBody and
+	// observationsBody name the bodies that are not one JSON type).
+	req, resp any
+	status    int         // success status
+	also      map[int]any // other success answers and their bodies
+	query     []param     // query parameters
+	errs      []int       // error statuses beyond those the route's shape implies (openapi.go)
+	h         echo.HandlerFunc
+}
+
+// param is a query parameter of a route.
+type param struct {
+	name, typ, doc string
+	required       bool
 }
 
 // New builds the server and its routes.

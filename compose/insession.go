@@ -84,16 +84,16 @@ func (c InSessionConfig) withDefaults() InSessionConfig {
 
 // VerbEvent is the references' VerbBusEvent: one tool call of an agent.
 type VerbEvent struct {
-	Phase           string   `json:"phase"`
+	Phase           string   `json:"phase" oas:"required,enum=pre-verb|post-verb"`
 	SessionID       string   `json:"sessionId"`
 	OrgID           string   `json:"orgId"`
 	ProjectID       string   `json:"projectId"`
 	AgentID         string   `json:"agentId"`
-	Tool            string   `json:"tool"`
+	Tool            string   `json:"tool" oas:"required"`
 	Paths           []string `json:"paths"`
 	Query           string   `json:"query"`
 	EmittedAt       int64    `json:"emittedAt"`
-	MemoryScope     string   `json:"memoryScope"`
+	MemoryScope     string   `json:"memoryScope" oas:"enum=project|org|session"`
 	MemoryNamespace string   `json:"memoryNamespace"`
 	// Explain asks for the triplets' score parts (not in the references'
 	// VerbBusEvent; kgctx's addition).
@@ -154,7 +154,7 @@ const (
 
 // InjectionResult is handleVerbEvent's answer.
 type InjectionResult struct {
-	Outcome        string         `json:"outcome"`
+	Outcome        string         `json:"outcome" oas:"required,enum=injected|queued|no-match|skipped|budget-exceeded|disabled"`
 	Block          string         `json:"block"`
 	ObservationIDs []string       `json:"observationIds"`
 	Triplets       []GraphTriplet `json:"triplets"`

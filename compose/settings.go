@@ -153,7 +153,7 @@ func (c MemoryConfig) Validate() error {
 // PredicateConfig is a project's relationship vocabulary: open accepts any
 // relationship (normalised to snake_case), strict only those listed.
 type PredicateConfig struct {
-	Mode    string   `json:"mode"`
+	Mode    string   `json:"mode" oas:"enum=open|strict"`
 	Allowed []string `json:"allowed"`
 }
 

@@ -38,7 +38,7 @@ type Observation struct {
 
 // ObservationInput is one observation to store.
 type ObservationInput struct {
-	Content  string          `json:"content"`
+	Content  string          `json:"content" oas:"required"`
 	Metadata ObservationMeta `json:"metadata"`
 	// Weight in [0,1]; nil means DefaultWeight.
 	Weight *float64 `json:"weight,omitempty"`

@@ -13,9 +13,9 @@ type Provenance struct {
 // Only Source, Relationship and Target are required. It is the wire shape of
 // the JSON, NDJSON, TSV and CSV importers and of the export format.
 type TripletInput struct {
-	Source       string `json:"source"`
-	Relationship string `json:"relationship"`
-	Target       string `json:"target"`
+	Source       string `json:"source" oas:"required"`
+	Relationship string `json:"relationship" oas:"required"`
+	Target       string `json:"target" oas:"required"`
 
 	SourceType        string `json:"sourceType,omitempty"`
 	TargetType        string `json:"targetType,omitempty"`

@@ -6,11 +6,14 @@ package apitest
 
 import (
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"path/filepath"
 	"testing"
 
 	"github.com/kgctx/kgctx/api"
+	"github.com/kgctx/kgctx/api/internal/oascheck"
 	"github.com/kgctx/kgctx/compose/service"
 	"github.com/kgctx/kgctx/engine/auth"
 )
@@ -19,7 +22,10 @@ import (
 type Server struct {
 	URL string
 	App *service.App
-	t   testing.TB
+	// HTTP is a client whose every answer is checked against the
+	// server's OpenAPI document (a mismatch fails the test).
+	HTTP *http.Client
+	t    testing.TB
 }
 
 // Start opens an App in t.TempDir() and serves it with cfg (its App field
@@ -47,7 +53,33 @@ func Start(t testing.TB, cfg api.Config) *Server {
 		}
 		app.Close()
 	})
-	return &Server{URL: "http://" + ln.Addr().String(), App: app, t: t}
+	s := &Server{URL: "http://" + ln.Addr().String(), App: app, t: t}
+	s.HTTP = &http.Client{Transport: s.checker().Transport(t, nil)}
+	return s
+}
+
+// checker reads the server's OpenAPI document (GET /openapi.json).
+func (s *Server) checker() *oascheck.Checker {
+	s.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.URL+"/openapi.json", nil)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.Token("", "apitest", auth.RoleOperator))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	doc, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		s.t.Fatalf("GET /openapi.json: %d %v", res.StatusCode, err)
+	}
+	c, err := oascheck.New(doc)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return c
 }
 
 // Token stores a token for org with role and projects and returns its

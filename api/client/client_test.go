@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,15 +21,16 @@ import (
 
 // serve runs the real server on a loopback port and returns its URL and an
 // importer token of org "o".
-func serve(t *testing.T) (url, token string, app *service.App) {
+// Its HTTP client checks every answer against the OpenAPI document.
+func serve(t *testing.T) (url, token string, app *service.App, hc *http.Client) {
 	t.Helper()
 	s := apitest.Start(t, api.Config{})
-	return s.URL, s.Token("o", "loader", auth.RoleImporter), s.App
+	return s.URL, s.Token("o", "loader", auth.RoleImporter), s.App, s.HTTP
 }
 
 func TestImportFiles(t *testing.T) {
-	url, tok, _ := serve(t)
-	c, err := client.New(url, tok, nil)
+	url, tok, _, hc := serve(t)
+	c, err := client.New(url, tok, hc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 )
 
 func TestWriterAgainstServer(t *testing.T) {
-	url, tok, app := serve(t)
-	c, _ := client.New(url, tok, nil)
+	url, tok, app, hc := serve(t)
+	c, _ := client.New(url, tok, hc)
 	w, err := c.NewWriter(client.WriterOptions{Org: "o", Project: "p", FlushSize: 64, FlushInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -20,28 +20,31 @@ import (
 
 // server starts a real kgctx server on loopback and returns its URL, its
 // App and a token maker.
-func server(t *testing.T) (string, *service.App, func(org, role string, projects ...string) string) {
+func server(t *testing.T) (*apitest.Server, *service.App, func(org, role string, projects ...string) string) {
 	t.Helper()
 	s := apitest.Start(t, api.Config{Version: "test"})
-	return s.URL, s.App, func(org, role string, projects ...string) string {
+	return s, s.App, func(org, role string, projects ...string) string {
 		return s.Token(org, "agent_"+role, role, projects...)
 	}
 }
 
-type bearer struct{ tok string }
+type bearer struct {
+	tok  string
+	base http.RoundTripper
+}
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.tok)
-	return http.DefaultTransport.RoundTrip(r)
+	return b.base.RoundTrip(r)
 }
 
 // overHTTP connects the SDK's client to /mcp with tok.
-func overHTTP(t *testing.T, url, tok string) *sdk.ClientSession {
+func overHTTP(t *testing.T, srv *apitest.Server, tok string) *sdk.ClientSession {
 	t.Helper()
 	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
-	s, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{tok}}, DisableStandaloneSSE: true}, nil)
+	s, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{tok, srv.HTTP.Transport}}, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,9 +55,9 @@ func overHTTP(t *testing.T, url, tok string) *sdk.ClientSession {
 // overPipe connects the SDK's client to NewServer, the server kgctx mcp
 // runs on stdio, over an in-memory pipe: the same tools forwarding to the
 // server over HTTP.
-func overPipe(t *testing.T, url, tok string, o mcp.Options) *sdk.ClientSession {
+func overPipe(t *testing.T, srv *apitest.Server, tok string, o mcp.Options) *sdk.ClientSession {
 	t.Helper()
-	cl, err := client.New(url, tok, nil)
+	cl, err := client.New(srv.URL, tok, srv.HTTP)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,11 +89,11 @@ func call(t *testing.T, s *sdk.ClientSession, name string, args map[string]any) 
 }
 
 func TestToolsOverBothTransports(t *testing.T) {
-	url, app, token := server(t)
+	srv, app, token := server(t)
 	admin := token("org_a", auth.RoleOrgAdmin, "p1")
 	for name, s := range map[string]*sdk.ClientSession{
-		"http":  overHTTP(t, url, admin),
-		"stdio": overPipe(t, url, admin, mcp.Options{}),
+		"http":  overHTTP(t, srv, admin),
+		"stdio": overPipe(t, srv, admin, mcp.Options{}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			tools, err := s.ListTools(context.Background(), nil)
@@ -168,7 +171,7 @@ func TestToolsOverBothTransports(t *testing.T) {
 	}
 	// Another org's token sees nothing of org_a, over either transport.
 	other := token("org_b", auth.RoleAgent, "p1")
-	for name, s := range map[string]*sdk.ClientSession{"http": overHTTP(t, url, other), "stdio": overPipe(t, url, other, mcp.Options{})} {
+	for name, s := range map[string]*sdk.ClientSession{"http": overHTTP(t, srv, other), "stdio": overPipe(t, srv, other, mcp.Options{})} {
 		if r, text := call(t, s, "graph_context", map[string]any{"query": "auth middleware"}); r.IsError || strings.Contains(text, "Auth") {
 			t.Errorf("%s: org_b's graph_context shows org_a: %s", name, text)
 		}
@@ -178,12 +181,12 @@ func TestToolsOverBothTransports(t *testing.T) {
 	}
 	// No token, or a wrong one: /mcp is refused like every route.
 	for _, tok := range []string{"", "kgx_not_a_token"} {
-		req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 		req.Header.Set("Content-Type", "application/json")
 		if tok != "" {
 			req.Header.Set("Authorization", "Bearer "+tok)
 		}
-		res, err := http.DefaultClient.Do(req)
+		res, err := srv.HTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ func New(st *engine.Store) (*Store, error) {
 // session block surfaced, so that feedback can reweight it later.
 type InjectionLog struct {
 	ID                string           `json:"id"`
-	SessionID         string           `json:"sessionId"`
+	SessionID         string           `json:"sessionId" oas:"required"`
 	WorkType          string           `json:"workType"`
 	BudgetTokens      int              `json:"budgetTokens"`
 	ActualTokens      int              `json:"actualTokens"`
