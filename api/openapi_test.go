@@ -64,3 +64,40 @@ func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestRoutesAnswerAsDocumented calls the routes no other test of this
+// package calls, so that every operation's answer is checked against the
+// document (do checks each).
+func TestRoutesAnswerAsDocumented(t *testing.T) {
+	s := startServer(t)
+	org := s.token("org_doc", "org_admin", "p")
+	for _, p := range []string{"/v1/admin/budgets", "/v1/admin/in-session-config", "/v1/admin/recall-matrix"} {
+		if r := s.do("GET", p, s.admin, "", nil); r.status != 200 {
+			t.Errorf("GET %s: %d %s", p, r.status, r.body)
+		}
+	}
+	if r := s.do("GET", "/v1/orgs/org_doc/projects/p/memory-config", org, "", nil); r.status != 200 {
+		t.Errorf("memory-config: %d %s", r.status, r.body)
+	}
+	if r := s.do("GET", "/v1/whoami", org, "", nil); r.status != 200 {
+		t.Errorf("whoami: %d %s", r.status, r.body)
+	}
+	r := s.post("/v1/orgs/org_doc/projects/p/observations", org, map[string]any{"content": "the build broke on go 1.26"})
+	var ids idsResponse
+	r.json(t, &ids)
+	if r := s.do("DELETE", "/v1/orgs/org_doc/projects/p/observations/"+ids.IDs[0], org, "", nil); r.status != 204 {
+		t.Errorf("delete observation: %d %s", r.status, r.body)
+	}
+	if r := s.do("DELETE", "/v1/orgs/org_doc/projects/p/observations/"+ids.IDs[0], org, "", nil); r.status != 404 {
+		t.Errorf("delete it again: %d %s", r.status, r.body)
+	}
+	for _, ok := range []bool{false, true} {
+		r := s.post("/v1/sessions/ses_doc/tool-results", org, map[string]any{"projectId": "p", "tool": "go_build", "success": ok, "error": "undefined: Foo", "fix": "import foo"})
+		if r.status != 200 {
+			t.Errorf("tool-results: %d %s", r.status, r.body)
+		}
+	}
+	if r := s.post("/v1/sessions/ses_doc/tool-results", org, map[string]any{"projectId": "p", "tool": "go_build"}); r.status != 400 {
+		t.Errorf("tool-results without success: %d %s", r.status, r.body)
+	}
+}
