@@ -19,8 +19,12 @@ import (
 	"github.com/kgctx/kgctx/policy"
 )
 
-// Families are the dev-set families Run knows, in run order.
+// Families are the dev-set families Run runs by default, in run order.
 var Families = []string{"metaqa", "fb15k", "codeloc", "locomo"}
+
+// ExtraFamilies run only when asked by name: "codeindex" needs the
+// repositories' sources (Config.CodeSrc).
+var ExtraFamilies = []string{"codeindex"}
 
 // DefaultQuestions is the CLI's sample size per set and hop.
 const DefaultQuestions = 500
@@ -51,6 +55,9 @@ type Config struct {
 	// block (what "the misses look like").
 	Misses io.Writer
 	Logger *slog.Logger
+	// CodeSrc is the folder of the codeloc repositories' git repositories
+	// (CodeSrc/cobra, CodeSrc/chi, ...), for the codeindex family.
+	CodeSrc string
 }
 
 func (c *Config) say(format string, a ...any) {
@@ -73,8 +80,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	sel := map[string]bool{}
 	for _, s := range cfg.Sets {
-		if !slices.Contains(Families, s) {
-			return nil, fmt.Errorf("%w: %q (want some of %v)", ErrUnknownSet, s, Families)
+		if !slices.Contains(Families, s) && !slices.Contains(ExtraFamilies, s) {
+			return nil, fmt.Errorf("%w: %q (want some of %v)", ErrUnknownSet, s, append(slices.Clone(Families), ExtraFamilies...))
 		}
 		sel[s] = true
 	}
@@ -93,9 +100,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := &Report{Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Questions: cfg.Questions, Seed: cfg.Seed}
 	start := time.Now()
 	runs := map[string]func(context.Context, *Config, string) ([]SetResult, error){
-		"metaqa": runMetaQA, "fb15k": runFB15k, "codeloc": runCodeloc, "locomo": runLoCoMo,
+		"metaqa": runMetaQA, "fb15k": runFB15k, "codeloc": runCodeloc, "locomo": runLoCoMo, "codeindex": runCodeIndex,
 	}
-	for _, f := range Families {
+	for _, f := range append(slices.Clone(Families), ExtraFamilies...) {
 		if !sel[f] {
 			continue
 		}

@@ -39,7 +39,8 @@ func benchFlags(fs *flag.FlagSet) body {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the run, store still open, to this file")
 	var sets stringsFlag
-	fs.Var(&sets, "sets", "relevance: families to run, comma-separated (default: "+strings.Join(relevance.Families, ",")+")")
+	fs.Var(&sets, "sets", "relevance: families to run, comma-separated (default: "+strings.Join(relevance.Families, ",")+"; also "+strings.Join(relevance.ExtraFamilies, ",")+")")
+	codeSrc := fs.String("code-src", "", "relevance codeindex: folder of the codeloc repositories' git repositories (DIR/cobra, DIR/chi, DIR/cli, DIR/mux, DIR/zerolog)")
 	questions := fs.Int("questions", relevance.DefaultQuestions, "relevance: questions sampled per set and hop (0: all)")
 	seed := fs.Uint64("seed", 1, "relevance: seed of the samples and of the generated questions' wording")
 	markdown := fs.Bool("markdown", false, "relevance: print the results as markdown tables (bench/README.md)")
@@ -49,7 +50,7 @@ func benchFlags(fs *flag.FlagSet) body {
 			if len(c.args) > 1 {
 				return c.usagef("one scenario at a time, got %v", c.args)
 			}
-			rc := relevance.Config{Datasets: *datasets, Sets: sets, Questions: *questions, Seed: *seed}
+			rc := relevance.Config{Datasets: *datasets, Sets: sets, Questions: *questions, Seed: *seed, CodeSrc: *codeSrc}
 			if *misses != "" {
 				f, err := os.Create(*misses)
 				if err != nil {
