@@ -1,0 +1,41 @@
+// Package codeindex turns a Go module into triplets with the standard
+// library alone (go/parser, go/types), no LLM and no network: `kgctx
+// index`.
+//
+// Nodes are the module's packages, files, functions, methods, types and
+// interfaces, named as a reader writes them: pkg.Func, pkg.Type.Method,
+// pkg.Type, the file's module-relative path, the package's name (its
+// module-relative directory when two packages share a name; its import
+// path is kept as an alias). The first sentence of a doc comment is the
+// description. Edges: contains (package -> file), defines (file ->
+// symbol), has_method (type or interface -> method), calls (resolved with
+// type information: static calls and methods of known receivers),
+// calls_via_interface (a call through an interface, to the interface's
+// method), implements (type -> interface, by method sets), embeds,
+// uses_type (signatures and struct fields), imports (package -> package;
+// outside the module by import path), tests (a Test, Benchmark, Fuzz or
+// Example function -> what it calls in the module, and Foo for TestFoo).
+// Calls and types outside the module are left out; what go/types cannot
+// resolve (an import outside the module and the standard library, which
+// is never fetched) is left out, never guessed.
+//
+// Loading: the module's packages are parsed in parallel and type-checked
+// from source with their tests; the standard library and the module's
+// packages as imports are checked from source with function bodies
+// stripped (declarations are all an importer needs), once each per run.
+//
+// Incremental: a State records per package the files' content hashes,
+// the nodes and edges each file states (between ids that never collide:
+// import path qualified), the method sets, and the triplets written. A
+// run reads again only the packages with a file added, changed or removed
+// (by hash, or by `git diff --name-only REV` with Options.Since), renders
+// every edge with the names of this run, and sends the store the
+// difference: new triplets and those of the packages read (descriptions
+// may change; no weight is sent, so learnt weights stay), deletes of the
+// triplets no longer stated and of the nodes no triplet names (the
+// store's delete cascades to edges and index entries). implements is
+// recomputed from the recorded method sets of every package, so a changed
+// interface updates the types of untouched packages. The state is trusted
+// only while the store still holds the module's package node (a cleared
+// graph is indexed afresh).
+package codeindex

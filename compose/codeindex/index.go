@@ -1,0 +1,552 @@
+package codeindex
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kgctx/kgctx/engine"
+)
+
+// Sink is where an index goes: the store offline, or a running server.
+// Deletes of what is already gone succeed.
+type Sink interface {
+	// Import upserts triplets (a nil weight keeps a learnt weight).
+	Import(ctx context.Context, ts []engine.TripletInput) error
+	// DeleteTriplet deletes one edge; its nodes stay.
+	DeleteTriplet(ctx context.Context, source, relationship, target string) error
+	// DeleteNode deletes a node by name with its edges and index entries.
+	DeleteNode(ctx context.Context, name string) error
+	// HasNode says whether a node of that name exists: the index's state
+	// is trusted only while its module's node is in the store.
+	HasNode(ctx context.Context, name string) (bool, error)
+}
+
+// State is what the previous run left: per package its facts (files and
+// their hashes, nodes, edges, method sets), and the triplets it wrote.
+type State struct {
+	Version int                  `json:"version"`
+	Module  string               `json:"module"`
+	Pkgs    map[string]*pkgFacts `json:"pkgs"` // by import path
+	// Written are the triplets in the store, as "source\x00rel\x00target".
+	Written []string `json:"written"`
+}
+
+const stateVersion = 1
+
+// LoadState reads a state file; a missing file is an empty state.
+func LoadState(file string) (*State, error) {
+	b, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil || s.Version != stateVersion {
+		return nil, nil // unreadable or old: index afresh
+	}
+	return &s, nil
+}
+
+// Save writes s to file atomically.
+func (s *State) Save(file string) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return err
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
+}
+
+// Options of a run.
+type Options struct {
+	// Full ignores the previous state: every file is extracted again.
+	Full bool
+	// Since, when set, takes the changed files from git (`git diff
+	// --name-only Since` and untracked files) instead of hashing.
+	Since string
+}
+
+// Result sums up a run.
+type Result struct {
+	Module          string
+	Packages        int // packages in the module
+	PackagesRead    int // packages extracted this run
+	FilesRead       int
+	FilesUnchanged  int
+	Nodes, Triplets int // in the index after the run
+	Imported        int // triplets sent
+	DeletedTriplets int
+	DeletedNodes    int
+	Elapsed         time.Duration
+	Full            bool // no usable previous state
+}
+
+func (r Result) String() string {
+	mode := "incremental"
+	if r.Full {
+		mode = "full"
+	}
+	return fmt.Sprintf("indexed %s (%s): %d of %d packages read (%d files, %d unchanged); %d nodes, %d triplets; %d triplets written, %d triplets and %d nodes deleted; %s",
+		r.Module, mode, r.PackagesRead, r.Packages, r.FilesRead, r.FilesUnchanged, r.Nodes, r.Triplets, r.Imported,
+		r.DeletedTriplets, r.DeletedNodes, r.Elapsed.Round(time.Millisecond))
+}
+
+// Run indexes the module in dir into sink, incrementally from prev (nil:
+// everything), and returns the new state to save.
+func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*State, Result, error) {
+	start := time.Now()
+	m, err := readModule(dir)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	res := Result{Module: m.Path, Packages: len(m.Pkgs)}
+	if prev != nil && (o.Full || prev.Module != m.Path) {
+		prev = nil
+	}
+	if prev != nil {
+		ok, err := sink.HasNode(ctx, prev.rootName(m))
+		if err != nil {
+			return nil, res, err
+		}
+		if !ok {
+			prev = nil // the graph was cleared, or this is another store
+		}
+	}
+	res.Full = prev == nil
+	l := newLoader(m)
+	changed, err := changedPackages(ctx, m, prev, o.Since)
+	if err != nil {
+		return nil, res, err
+	}
+	next := &State{Version: stateVersion, Module: m.Path, Pkgs: map[string]*pkgFacts{}}
+	if prev != nil {
+		for p, f := range prev.Pkgs {
+			if slices.Contains(m.Pkgs, m.relDir(p)) {
+				next.Pkgs[p] = f
+			}
+		}
+	}
+	parsed, err := l.parsePackages(changed)
+	if err != nil {
+		return nil, res, err
+	}
+	for _, rel := range changed {
+		delete(next.Pkgs, m.importPath(rel))
+	}
+	for _, p := range parsed {
+		if err := ctx.Err(); err != nil {
+			return nil, res, err
+		}
+		next.Pkgs[m.importPath(p.Rel)] = l.extract(l.check(p))
+		res.FilesRead += len(p.Files) + len(p.XTest)
+	}
+	res.PackagesRead = len(parsed)
+	for p, f := range next.Pkgs {
+		if !slices.Contains(changed, m.relDir(p)) {
+			res.FilesUnchanged += len(f.Files)
+		}
+	}
+	ts := next.triplets(m)
+	res.Triplets = len(ts)
+	written := make([]string, len(ts))
+	live := map[string]bool{}
+	nodes := map[string]bool{}
+	for i, t := range ts {
+		written[i] = t.Source + "\x00" + t.Relationship + "\x00" + t.Target
+		live[written[i]] = true
+		nodes[engine.NormalizeName(t.Source)] = true
+		nodes[engine.NormalizeName(t.Target)] = true
+	}
+	sort.Strings(written)
+	next.Written = written
+	res.Nodes = len(nodes)
+
+	// What to send: every triplet new since the last run, and those of
+	// the packages read again (their descriptions may have changed).
+	// What stays keeps its learnt weight: Weight is never set.
+	var send []engine.TripletInput
+	var before map[string]bool
+	if prev != nil {
+		before = make(map[string]bool, len(prev.Written))
+		for _, w := range prev.Written {
+			before[w] = true
+		}
+	}
+	readNow := map[string]bool{}
+	for _, p := range parsed {
+		readNow[m.importPath(p.Rel)] = true
+	}
+	for i, t := range ts {
+		if !before[written[i]] || readNow[t.pkg] {
+			send = append(send, t.TripletInput)
+		}
+	}
+	// Vanished: nodes no triplet names any more go with their edges;
+	// vanished triplets between nodes that stay go alone.
+	var goneNodes []string
+	var goneTriplets [][3]string
+	seenGone := map[string]bool{}
+	if prev != nil {
+		for _, w := range prev.Written {
+			if live[w] {
+				continue
+			}
+			parts := strings.SplitN(w, "\x00", 3)
+			srcLive, dstLive := nodes[engine.NormalizeName(parts[0])], nodes[engine.NormalizeName(parts[2])]
+			for i, alive := range []bool{srcLive, dstLive} {
+				n := parts[2*i]
+				if !alive && !seenGone[engine.NormalizeName(n)] {
+					seenGone[engine.NormalizeName(n)] = true
+					goneNodes = append(goneNodes, n)
+				}
+			}
+			if srcLive && dstLive {
+				goneTriplets = append(goneTriplets, [3]string{parts[0], parts[1], parts[2]})
+			}
+		}
+	}
+	for _, g := range goneTriplets {
+		if err := sink.DeleteTriplet(ctx, g[0], g[1], g[2]); err != nil {
+			return nil, res, fmt.Errorf("delete %s %s %s: %w", g[0], g[1], g[2], err)
+		}
+	}
+	for _, n := range goneNodes {
+		if err := sink.DeleteNode(ctx, n); err != nil {
+			return nil, res, fmt.Errorf("delete node %s: %w", n, err)
+		}
+	}
+	const batch = 20_000
+	for i := 0; i < len(send); i += batch {
+		if err := sink.Import(ctx, send[i:min(i+batch, len(send))]); err != nil {
+			return nil, res, err
+		}
+	}
+	res.Imported, res.DeletedTriplets, res.DeletedNodes = len(send), len(goneTriplets), len(goneNodes)
+	res.Elapsed = time.Since(start)
+	return next, res, nil
+}
+
+// rootName is the name of the module's root package node (the marker
+// that the store still holds this index).
+func (s *State) rootName(m *module) string {
+	nm := s.namer()
+	if _, ok := s.Pkgs[m.Path]; ok {
+		return nm.pkgName(m.Path)
+	}
+	for _, p := range sortedKeys(s.Pkgs) {
+		return nm.pkgName(p)
+	}
+	return m.Path
+}
+
+// changedPackages lists the module's package directories to read: all
+// without a previous state; else those with a file added, changed or
+// removed (by content hash, or by git with since).
+func changedPackages(ctx context.Context, m *module, prev *State, since string) ([]string, error) {
+	if prev == nil {
+		return m.Pkgs, nil
+	}
+	var out []string
+	if since != "" {
+		files, err := gitChanged(ctx, m.Root, since)
+		if err != nil {
+			return nil, err
+		}
+		dirs := map[string]bool{}
+		for _, f := range files {
+			if strings.HasSuffix(f, ".go") {
+				dirs[path.Dir(f)] = true
+			}
+		}
+		for _, rel := range m.Pkgs {
+			if dirs[rel] || prev.Pkgs[m.importPath(rel)] == nil {
+				out = append(out, rel)
+			}
+		}
+		return out, nil
+	}
+	ctxt := buildCtx()
+	for _, rel := range m.Pkgs {
+		pf := prev.Pkgs[m.importPath(rel)]
+		if pf == nil {
+			out = append(out, rel)
+			continue
+		}
+		dir := filepath.Join(m.Root, filepath.FromSlash(rel))
+		bp, _ := ctxt.ImportDir(dir, 0)
+		var names []string
+		if bp != nil {
+			names = slices.Concat(bp.GoFiles, bp.TestGoFiles, bp.XTestGoFiles)
+		}
+		same := len(names) == len(pf.Files)
+		for _, n := range names {
+			if !same {
+				break
+			}
+			ff := pf.Files[path.Join(rel, n)]
+			b, err := os.ReadFile(filepath.Join(dir, n))
+			same = err == nil && ff != nil && ff.Hash == hashOf(b)
+		}
+		if !same {
+			out = append(out, rel)
+		}
+	}
+	return out, nil
+}
+
+// gitChanged lists the module-relative files changed since rev: committed
+// since, in the work tree, and untracked.
+func gitChanged(ctx context.Context, root, rev string) ([]string, error) {
+	run := func(args ...string) ([]string, error) {
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", root}, args...)...)
+		out, err := cmd.Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return nil, fmt.Errorf("--since %s: git %s: %s", rev, strings.Join(args, " "), strings.TrimSpace(string(ee.Stderr)))
+			}
+			return nil, fmt.Errorf("--since needs git: %w", err)
+		}
+		return strings.Fields(string(out)), nil
+	}
+	a, err := run("diff", "--name-only", "--relative", rev, "--")
+	if err != nil {
+		return nil, err
+	}
+	b, err := run("ls-files", "--others", "--exclude-standard")
+	if err != nil {
+		return nil, err
+	}
+	return append(a, b...), nil
+}
+
+// triplet is a triplet to write and the package that states it.
+type triplet struct {
+	engine.TripletInput
+	pkg string
+}
+
+// triplets renders the state's edges with names, and adds implements.
+func (s *State) triplets(m *module) []triplet {
+	nm := s.namer()
+	var out []triplet
+	seen := map[[3]string]bool{}
+	emit := func(pkg, src, rel, dst string) {
+		k := [3]string{src, rel, dst}
+		if seen[k] {
+			return
+		}
+		seen[k] = true
+		sn, dn := nm.node(src), nm.node(dst)
+		t := engine.TripletInput{Source: nm.name(src), Relationship: rel, Target: nm.name(dst),
+			SourceType: sn.Kind, TargetType: dn.Kind, SourceDescription: sn.Desc, TargetDescription: dn.Desc}
+		if sn.Kind == KindPackage && sn.Pkg != "" {
+			t.SourceAliases = []string{sn.Pkg}
+		}
+		if dn.Kind == KindPackage && dn.Pkg != "" {
+			t.TargetAliases = []string{dn.Pkg}
+		}
+		out = append(out, triplet{TripletInput: t, pkg: pkg})
+	}
+	for _, p := range sortedKeys(s.Pkgs) {
+		pf := s.Pkgs[p]
+		for _, f := range sortedKeys(pf.Files) {
+			for _, e := range pf.Files[f].Edges {
+				if nm.known(e[0]) && nm.known(e[2]) {
+					emit(p, e[0], e[1], e[2])
+				}
+			}
+		}
+	}
+	for _, im := range s.implements() {
+		emit(im[2], im[0], RelImplements, im[1])
+	}
+	return out
+}
+
+// implements pairs every named type with every interface of the module
+// whose method set its pointer's holds: [type, interface, type's package].
+func (s *State) implements() [][3]string {
+	type facts struct {
+		id, pkg string
+		set     map[string]bool
+		n       []string
+	}
+	var types, ifaces []facts
+	for _, p := range sortedKeys(s.Pkgs) {
+		for _, id := range sortedKeys(s.Pkgs[p].Types) {
+			tf := s.Pkgs[p].Types[id]
+			f := facts{id: id, pkg: p, n: tf.Methods}
+			if tf.Iface {
+				ifaces = append(ifaces, f)
+			} else {
+				f.set = map[string]bool{}
+				for _, k := range tf.Methods {
+					f.set[k] = true
+				}
+				types = append(types, f)
+			}
+		}
+	}
+	var out [][3]string
+	for _, t := range types {
+		if len(t.set) == 0 {
+			continue
+		}
+	next:
+		for _, i := range ifaces {
+			for _, k := range i.n {
+				if !t.set[k] {
+					continue next
+				}
+			}
+			out = append(out, [3]string{t.id, i.id, t.pkg})
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// namer gives every id its name. A package is named by its package name,
+// or by its module-relative directory when two packages share a name (the
+// root package by its name); a symbol by its package's name and its own
+// (pkg.Func, pkg.Type.Method); a file by its module-relative path. Names
+// that fold to one identity in the store (Execute and execute) are told
+// apart: the first in byte order keeps its name, the others get #2, #3.
+type namer struct {
+	s     *State
+	nodes map[string]node
+	pkgs  map[string]string // import path -> package name
+	names map[string]string // id -> final name
+}
+
+func (s *State) namer() *namer {
+	nm := &namer{s: s, nodes: map[string]node{}, pkgs: map[string]string{}, names: map[string]string{}}
+	byName := map[string][]string{}
+	for p, pf := range s.Pkgs {
+		byName[pf.Name] = append(byName[pf.Name], p)
+		for _, f := range pf.Files {
+			for id, n := range f.Nodes {
+				if old, ok := nm.nodes[id]; !ok || old.Desc == "" {
+					nm.nodes[id] = n
+				}
+			}
+		}
+	}
+	mod := s.Module
+	for name, paths := range byName {
+		for _, p := range paths {
+			if len(paths) == 1 || p == mod {
+				nm.pkgs[p] = name
+			} else {
+				nm.pkgs[p] = strings.TrimPrefix(p, mod+"/")
+			}
+		}
+	}
+	// Base names of every id an edge names, then the fold rule.
+	ids := map[string]bool{}
+	for _, pf := range s.Pkgs {
+		for _, f := range pf.Files {
+			for _, e := range f.Edges {
+				ids[e[0]], ids[e[2]] = true, true
+			}
+		}
+	}
+	groups := map[string][]string{}
+	for id := range ids {
+		if !nm.known(id) {
+			continue
+		}
+		b := nm.base(id)
+		nm.names[id] = b
+		groups[engine.NormalizeName(b)] = append(groups[engine.NormalizeName(b)], id)
+	}
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		sort.Slice(g, func(i, j int) bool {
+			bi, bj := nm.names[g[i]], nm.names[g[j]]
+			if bi != bj {
+				return bi < bj
+			}
+			return g[i] < g[j]
+		})
+		for k, id := range g[1:] {
+			nm.names[id] += "#" + strconv.Itoa(k+2)
+		}
+	}
+	return nm
+}
+
+// known says whether an id names something the graph keeps: the module's
+// symbols (declared by a file read), files, and packages.
+func (nm *namer) known(id string) bool {
+	if strings.HasPrefix(id, "pkg:") || strings.HasPrefix(id, "file:") {
+		return true
+	}
+	_, ok := nm.nodes[id]
+	return ok
+}
+
+func (nm *namer) node(id string) node {
+	if n, ok := nm.nodes[id]; ok {
+		return n
+	}
+	if p, ok := strings.CutPrefix(id, "pkg:"); ok {
+		return node{Kind: KindPackage, Pkg: p}
+	}
+	return node{Kind: KindFile}
+}
+
+func (nm *namer) pkgName(path string) string {
+	if n, ok := nm.pkgs[path]; ok {
+		return n
+	}
+	return path // not the module's: its import path
+}
+
+func (nm *namer) base(id string) string {
+	if p, ok := strings.CutPrefix(id, "pkg:"); ok {
+		return nm.pkgName(p)
+	}
+	if f, ok := strings.CutPrefix(id, "file:"); ok {
+		return f
+	}
+	n := nm.nodes[id]
+	return nm.pkgName(n.Pkg) + "." + n.Base
+}
+
+func (nm *namer) name(id string) string {
+	if n, ok := nm.names[id]; ok {
+		return n
+	}
+	return nm.base(id)
+}
