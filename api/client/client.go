@@ -91,6 +91,19 @@ func (c *Client) PostJSON(ctx context.Context, path string, in, out any) error {
 	return c.do(ctx, http.MethodPost, path, "application/json", bytes.NewReader(body), out)
 }
 
+// DeleteJSON sends DELETE path with in as a JSON body (nil: no body); a
+// non-2xx answer is an *APIError.
+func (c *Client) DeleteJSON(ctx context.Context, path string, in any) error {
+	if in == nil {
+		return c.do(ctx, http.MethodDelete, path, "", nil, nil)
+	}
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodDelete, path, "application/json", bytes.NewReader(body), nil)
+}
+
 // Whoami is the caller's token as the server knows it.
 type Whoami struct {
 	OrgID      string   `json:"orgId"`

@@ -34,7 +34,7 @@ func root() *command {
 		name:    "kgctx",
 		summary: "knowledge graph context blocks for AI coding agents",
 		subs: []*command{
-			serveCmd(), mcpCmd(), importCmd(), graphCmd(), contextCmd(), tokenCmd(), benchCmd(), versionCmd(), helpCmd(),
+			serveCmd(), mcpCmd(), importCmd(), indexCmd(), graphCmd(), contextCmd(), tokenCmd(), benchCmd(), versionCmd(), helpCmd(),
 		},
 	}
 }
