@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kgctx/kgctx/compose"
+	"github.com/kgctx/kgctx/compose/codeindex"
 	"github.com/kgctx/kgctx/engine"
 )
 
@@ -27,17 +28,9 @@ import (
 // ErrNoCodeSrc: the codeindex family needs the repositories' sources.
 var ErrNoCodeSrc = errors.New("relevance: the codeindex set needs --code-src DIR with a git repository per codeloc repository (DIR/cobra, DIR/chi, ...)")
 
-// IndexTree turns a Go module's source tree into triplets; cmd sets it to
-// the code indexer (bench does not depend on it, to keep the indexer's
-// evaluation beside its users).
-var IndexTree func(ctx context.Context, dir string) ([]engine.TripletInput, error)
-
 func runCodeIndex(ctx context.Context, cfg *Config, dir string) ([]SetResult, error) {
 	if cfg.CodeSrc == "" {
 		return nil, ErrNoCodeSrc
-	}
-	if IndexTree == nil {
-		return nil, errors.New("relevance: no code indexer (relevance.IndexTree is nil)")
 	}
 	cfg.say("codeindex: loading")
 	repos, err := loadCodeloc(dir)
@@ -54,14 +47,22 @@ func runCodeIndex(ctx context.Context, cfg *Config, dir string) ([]SetResult, er
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	var shared, ours []question
+	var shared, ours, leanQs []question
 	var desc []string
 	for _, r := range repos {
 		src, err := snapshot(ctx, filepath.Join(cfg.CodeSrc, r.Name), r.Snapshot, filepath.Join(tmp, r.Name))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Name, err)
 		}
-		ts, err := IndexTree(ctx, src)
+		mod := r.Module
+		if mod == "" {
+			mod = "github.com/" + r.Repo // a repository from before modules
+		}
+		ts, err := codeindex.Extract(ctx, src, codeindex.Options{ModulePath: mod})
+		if err != nil {
+			return nil, fmt.Errorf("index %s at %s: %w", r.Name, r.Snapshot, err)
+		}
+		lean, err := codeindex.Extract(ctx, src, codeindex.Options{ModulePath: mod, NoTests: true})
 		if err != nil {
 			return nil, fmt.Errorf("index %s at %s: %w", r.Name, r.Snapshot, err)
 		}
@@ -73,21 +74,26 @@ func runCodeIndex(ctx context.Context, cfg *Config, dir string) ([]SetResult, er
 		if err != nil {
 			return nil, err
 		}
-		desc = append(desc, fmt.Sprintf("%s: %d shared / %d indexed triplets", r.Name, len(r.Edges), len(ts)))
-		sharedMembers, ourMembers := r.fileMembers(), membersOf(ts)
+		tLean, err := e.load(ctx, r.Name+"-index-lean", lean)
+		if err != nil {
+			return nil, err
+		}
+		desc = append(desc, fmt.Sprintf("%s: %d shared / %d indexed / %d without tests", r.Name, len(r.Edges), len(ts), len(lean)))
+		sharedMembers, ourMembers, leanMembers := r.fileMembers(), membersOf(ts), membersOf(lean)
 		for _, cq := range r.Queries {
 			q := question{ID: cq.Q, Text: strings.TrimSpace(cq.S + " " + cq.B), Scope: tShared}
 			for _, g := range cq.G {
 				q.Funcs = append(q.Funcs, r.Nodes[g].N)
 			}
-			o := q
-			o.Scope = tOurs
+			o, n := q, q
+			o.Scope, n.Scope = tOurs, tLean
 			for _, g := range cq.GF {
 				key := engine.NormalizeName(r.Nodes[g].N)
 				q.Files = append(q.Files, goldFile{Key: key, Members: sharedMembers[g]})
 				o.Files = append(o.Files, goldFile{Key: key, Members: ourMembers[key]})
+				n.Files = append(n.Files, goldFile{Key: key, Members: leanMembers[key]})
 			}
-			shared, ours = append(shared, q), append(ours, o)
+			shared, ours, leanQs = append(shared, q), append(ours, o), append(leanQs, n)
 		}
 	}
 	idx := pick(len(shared), cfg.Questions, cfg.Seed, 300)
@@ -95,7 +101,7 @@ func runCodeIndex(ctx context.Context, cfg *Config, dir string) ([]SetResult, er
 	for _, g := range []struct {
 		name string
 		qs   []question
-	}{{"codeloc, shared graph", shared}, {"codeloc, kgctx index", ours}} {
+	}{{"codeloc, shared graph", shared}, {"codeloc, kgctx index", ours}, {"codeloc, kgctx index --tests=false", leanQs}} {
 		s := &set{name: g.name, family: "codeindex", metrics: []string{"function recall", "file recall"},
 			data: fmt.Sprintf("%d of %d commits; %s", len(idx), len(shared), strings.Join(desc, "; ")),
 			score: func(q *question, b *blockOut) []float64 {

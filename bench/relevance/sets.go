@@ -193,11 +193,12 @@ func evidenceIDs(ev []string) []string {
 type codeRepo struct {
 	Name string // the file's stem, the project id
 	Repo string // from the header
-	// Snapshot is the commit the graph was extracted at (the header).
-	Snapshot string
-	Nodes    []codeNode
-	Edges    []codeEdge
-	Queries  []codeQuery
+	// Module is the repository's import path and Snapshot the commit the
+	// graph was extracted at (the header).
+	Module, Snapshot string
+	Nodes            []codeNode
+	Edges            []codeEdge
+	Queries          []codeQuery
 }
 
 type codeNode struct {
@@ -255,17 +256,17 @@ func loadCodeRepo(dir, file string) (*codeRepo, error) {
 	r := &codeRepo{Name: strings.TrimSuffix(file, ".jsonl")}
 	err := eachLine(dir, file, func(_ int, l string) error {
 		var rec struct {
-			H     *struct{ Repo, Snapshot string } `json:"h"`
-			Node  *codeNode                        `json:"node"`
-			E     []json.RawMessage                `json:"e"`
-			Query *codeQuery                       `json:"query"`
+			H     *struct{ Repo, Module, Snapshot string } `json:"h"`
+			Node  *codeNode                                `json:"node"`
+			E     []json.RawMessage                        `json:"e"`
+			Query *codeQuery                               `json:"query"`
 		}
 		if err := json.Unmarshal([]byte(l), &rec); err != nil {
 			return fmt.Errorf("%w: %v", ErrMalformed, err)
 		}
 		switch {
 		case rec.H != nil:
-			r.Repo, r.Snapshot = rec.H.Repo, rec.H.Snapshot
+			r.Repo, r.Module, r.Snapshot = rec.H.Repo, rec.H.Module, rec.H.Snapshot
 		case rec.Node != nil:
 			if rec.Node.N == "" {
 				return fmt.Errorf("%w: node without a name", ErrMalformed)

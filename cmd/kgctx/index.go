@@ -40,6 +40,8 @@ func indexCmd() *command {
 			token := fs.String("token", os.Getenv("KGCTX_TOKEN"), "bearer token for --server (default $KGCTX_TOKEN)")
 			since := fs.String("since", "", "take the changed files from git: those changed since this revision (and untracked ones)")
 			full := fs.Bool("full", false, "read every package again, ignoring the previous run's state")
+			tests := fs.Bool("tests", true, "index the _test.go files: test functions and what they test (--tests=false leaves them out)")
+			modPath := fs.String("module", "", "import path of a tree without go.mod (go.mod's wins)")
 			stateDir := fs.String("state-dir", "", "where the run's state is kept (default: the user cache directory, kgctx/index)")
 			return func(ctx context.Context, c *call) error {
 				if len(c.args) != 1 {
@@ -55,8 +57,8 @@ func indexCmd() *command {
 				if err != nil {
 					return err
 				}
-				if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-					return fmt.Errorf("%s is not a Go module: no go.mod there", c.args[0])
+				if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil && *modPath == "" {
+					return fmt.Errorf("%s is not a Go module: no go.mod there (give its import path with --module to read it anyway)", c.args[0])
 				}
 				var sink codeindex.Sink
 				target := ""
@@ -92,7 +94,7 @@ func indexCmd() *command {
 				if err != nil {
 					return err
 				}
-				next, res, err := codeindex.Run(ctx, dir, prev, sink, codeindex.Options{Full: *full, Since: *since})
+				next, res, err := codeindex.Run(ctx, dir, prev, sink, codeindex.Options{Full: *full, Since: *since, ModulePath: *modPath, NoTests: !*tests})
 				if err != nil {
 					return err
 				}

@@ -134,6 +134,17 @@ func (x *extractor) file(f *srcFile, info *types.Info, pkg *types.Package) *file
 		ff.Nodes[pkgID(x.ip)] = node{Kind: KindPackage, Pkg: x.ip, Desc: synopsis(f.AST.Doc.Text())}
 	}
 	add(pkgID(x.ip), RelContains, fid)
+	if f.Test {
+		// A test file says what its tests exercise; its helpers and
+		// imports are left out (they would crowd blocks with test
+		// scaffolding).
+		for _, d := range f.AST.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && isTestName(fd.Name.Name) {
+				x.funcDecl(fd, f, info, pkg, ff, add)
+			}
+		}
+		return ff
+	}
 	for _, is := range f.AST.Imports {
 		p := strings.Trim(is.Path.Value, `"`)
 		if p == "C" || p == "unsafe" {
@@ -223,7 +234,8 @@ func (x *extractor) funcDecl(d *ast.FuncDecl, f *srcFile, info *types.Info, pkg 
 		ff.Nodes[id] = node{Kind: KindFunction, Pkg: x.ip, Base: name, Desc: synopsis(d.Doc.Text())}
 	}
 	add(fileID(f.Rel), RelDefines, id)
-	if obj, ok := info.Defs[d.Name].(*types.Func); ok {
+	test := f.Test && d.Recv == nil && isTestName(name)
+	if obj, ok := info.Defs[d.Name].(*types.Func); ok && !test {
 		sig := obj.Type().(*types.Signature)
 		for _, tup := range []*types.Tuple{sig.Params(), sig.Results()} {
 			for i := 0; i < tup.Len(); i++ {
@@ -234,7 +246,6 @@ func (x *extractor) funcDecl(d *ast.FuncDecl, f *srcFile, info *types.Info, pkg 
 		}
 	}
 	rel := RelCalls
-	test := f.Test && d.Recv == nil && isTestName(name)
 	if test {
 		rel = RelTests
 		x.testedByName(name, add, id)

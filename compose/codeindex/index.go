@@ -37,6 +37,7 @@ type Sink interface {
 type State struct {
 	Version int                  `json:"version"`
 	Module  string               `json:"module"`
+	NoTests bool                 `json:"noTests,omitempty"`
 	Pkgs    map[string]*pkgFacts `json:"pkgs"` // by import path
 	// Written are the triplets in the store, as "source\x00rel\x00target".
 	Written []string `json:"written"`
@@ -83,6 +84,12 @@ type Options struct {
 	// Since, when set, takes the changed files from git (`git diff
 	// --name-only Since` and untracked files) instead of hashing.
 	Since string
+	// NoTests leaves the _test.go files out: no test functions, no tests
+	// edges. The state records it: changing it reads everything again.
+	NoTests bool
+	// ModulePath is the import path of a tree without go.mod (a
+	// repository from before modules); go.mod's wins when there is one.
+	ModulePath string
 }
 
 // Result sums up a run.
@@ -114,12 +121,12 @@ func (r Result) String() string {
 // everything), and returns the new state to save.
 func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*State, Result, error) {
 	start := time.Now()
-	m, err := readModule(dir)
+	m, err := readModule(dir, o.ModulePath)
 	if err != nil {
 		return nil, Result{}, err
 	}
 	res := Result{Module: m.Path, Packages: len(m.Pkgs)}
-	if prev != nil && (o.Full || prev.Module != m.Path) {
+	if prev != nil && (o.Full || prev.Module != m.Path || prev.NoTests != o.NoTests) {
 		prev = nil
 	}
 	if prev != nil {
@@ -133,11 +140,12 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 	}
 	res.Full = prev == nil
 	l := newLoader(m)
+	l.noTests = o.NoTests
 	changed, err := changedPackages(ctx, m, prev, o.Since)
 	if err != nil {
 		return nil, res, err
 	}
-	next := &State{Version: stateVersion, Module: m.Path, Pkgs: map[string]*pkgFacts{}}
+	next := &State{Version: stateVersion, Module: m.Path, NoTests: o.NoTests, Pkgs: map[string]*pkgFacts{}}
 	if prev != nil {
 		for p, f := range prev.Pkgs {
 			if slices.Contains(m.Pkgs, m.relDir(p)) {
@@ -262,6 +270,7 @@ func (s *State) rootName(m *module) string {
 // without a previous state; else those with a file added, changed or
 // removed (by content hash, or by git with since).
 func changedPackages(ctx context.Context, m *module, prev *State, since string) ([]string, error) {
+	noTests := prev != nil && prev.NoTests
 	if prev == nil {
 		return m.Pkgs, nil
 	}
@@ -295,7 +304,10 @@ func changedPackages(ctx context.Context, m *module, prev *State, since string) 
 		bp, _ := ctxt.ImportDir(dir, 0)
 		var names []string
 		if bp != nil {
-			names = slices.Concat(bp.GoFiles, bp.TestGoFiles, bp.XTestGoFiles)
+			names = bp.GoFiles
+			if !noTests {
+				names = slices.Concat(bp.GoFiles, bp.TestGoFiles, bp.XTestGoFiles)
+			}
 		}
 		same := len(names) == len(pf.Files)
 		for _, n := range names {
@@ -550,3 +562,22 @@ func (nm *namer) name(id string) string {
 	}
 	return nm.base(id)
 }
+
+// Extract indexes the module in dir from scratch and returns its
+// triplets, writing nothing.
+func Extract(ctx context.Context, dir string, o Options) ([]engine.TripletInput, error) {
+	var c collector
+	_, _, err := Run(ctx, dir, nil, &c, o)
+	return c.ts, err
+}
+
+// collector is the Sink of Extract.
+type collector struct{ ts []engine.TripletInput }
+
+func (c *collector) Import(_ context.Context, ts []engine.TripletInput) error {
+	c.ts = append(c.ts, ts...)
+	return nil
+}
+func (c *collector) DeleteTriplet(context.Context, string, string, string) error { return nil }
+func (c *collector) DeleteNode(context.Context, string) error                    { return nil }
+func (c *collector) HasNode(context.Context, string) (bool, error)               { return false, nil }

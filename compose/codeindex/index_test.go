@@ -336,3 +336,19 @@ func TestIndexesItself(t *testing.T) {
 	}
 	t.Logf("%s", res)
 }
+
+func TestNoTests(t *testing.T) {
+	ts, err := Extract(context.Background(), "testdata/shapes", Options{NoTests: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range ts {
+		if tr.Relationship == RelTests || strings.HasSuffix(tr.Target, "_test.go") || strings.Contains(tr.Source, ".Test") {
+			t.Errorf("a test with NoTests: %+v", tr)
+		}
+	}
+	with, _ := Extract(context.Background(), "testdata/shapes", Options{})
+	if len(with) <= len(ts) {
+		t.Errorf("%d triplets with tests, %d without", len(with), len(ts))
+	}
+}

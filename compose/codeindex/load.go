@@ -32,22 +32,23 @@ var ErrNotModule = fmt.Errorf("codeindex: not a Go module (no go.mod)")
 
 // readModule reads dir/go.mod and lists the package directories under it:
 // vendor, testdata, hidden and _-prefixed directories and nested modules
-// are not the module's.
-func readModule(dir string) (*module, error) {
+// are not the module's. A tree without go.mod (from before modules) is
+// read with modulePath as its path when one is given.
+func readModule(dir, modulePath string) (*module, error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
 	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
-	if err != nil {
+	if err != nil && !(os.IsNotExist(err) && modulePath != "") {
 		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("%w: %s", ErrNotModule, dir)
+			return nil, fmt.Errorf("%w: %s (name its import path to read it anyway)", ErrNotModule, dir)
 		}
 		return nil, err
 	}
-	m := &module{Root: root}
+	m := &module{Root: root, Path: modulePath}
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
+	for m.Path == "" && sc.Scan() {
 		l := strings.TrimSpace(sc.Text())
 		if rest, ok := strings.CutPrefix(l, "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
 			m.Path = strings.Trim(strings.TrimSpace(rest), `"`)
@@ -139,9 +140,10 @@ type pkgFiles struct {
 // information extraction needs), the standard library with function
 // bodies ignored, anything else not at all (it stays unresolved).
 type loader struct {
-	mod  *module
-	fset *token.FileSet
-	ctx  *build.Context
+	mod     *module
+	fset    *token.FileSet
+	ctx     *build.Context
+	noTests bool // leave _test.go files out
 
 	mu       sync.Mutex
 	deps     map[string]*depPkg   // import path -> its declarations-only check
@@ -321,6 +323,10 @@ func (l *loader) parsePackage(rel string) (*pkgFiles, error) {
 	}
 	if p.Files, err = read(bp.GoFiles, false); err != nil {
 		return nil, err
+	}
+	if l.noTests {
+		p.Imports = bp.Imports
+		return p, nil
 	}
 	tf, err := read(bp.TestGoFiles, true)
 	if err != nil {
