@@ -14,6 +14,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kgctx/kgctx/api/ui"
+
 	"github.com/kgctx/kgctx/engine/auth"
 )
 
@@ -115,6 +117,11 @@ func New(cfg Config) (*Server, error) {
 		r := &s.routes[i]
 		s.e.Add(r.method, r.path, s.wrap(r))
 	}
+	// The graph explorer (api/ui): a static page that needs no token (its
+	// API calls carry the person's), outside the API document.
+	page := echo.WrapHandler(ui.Handler())
+	s.e.GET("/ui", page)
+	s.e.GET("/ui/*", page)
 	return s, nil
 }
 
