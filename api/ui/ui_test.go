@@ -106,7 +106,7 @@ func TestEndpointsThePageUses(t *testing.T) {
 		Block    string
 		Triplets []struct {
 			SourceEntity, Relationship, TargetEntity, SourceNodeID, TargetNodeID string
-			Explain                                                          *struct {
+			Explain                                                              *struct {
 				Importance float64
 				SeedNodeID string
 				Hop        int
