@@ -2,6 +2,8 @@ package codeindex
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,11 +41,13 @@ type State struct {
 	Module  string               `json:"module"`
 	NoTests bool                 `json:"noTests,omitempty"`
 	Pkgs    map[string]*pkgFacts `json:"pkgs"` // by import path
-	// Written are the triplets in the store, as "source\x00rel\x00target".
+	// Written are the triplets in the store, as
+	// "source\x00rel\x00target\x00fingerprint" (fingerprint: of the
+	// endpoints' types, descriptions and aliases), sorted.
 	Written []string `json:"written"`
 }
 
-const stateVersion = 1
+const stateVersion = 2
 
 // LoadState reads a state file; a missing file is an empty state.
 func LoadState(file string) (*State, error) {
@@ -175,12 +179,14 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 	}
 	ts := next.triplets(m)
 	res.Triplets = len(ts)
+	keys := make([]string, len(ts))
 	written := make([]string, len(ts))
 	live := map[string]bool{}
 	nodes := map[string]bool{}
 	for i, t := range ts {
-		written[i] = t.Source + "\x00" + t.Relationship + "\x00" + t.Target
-		live[written[i]] = true
+		keys[i] = t.Source + "\x00" + t.Relationship + "\x00" + t.Target
+		written[i] = keys[i] + "\x00" + t.fingerprint()
+		live[keys[i]] = true
 		nodes[engine.NormalizeName(t.Source)] = true
 		nodes[engine.NormalizeName(t.Target)] = true
 	}
@@ -188,23 +194,19 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 	next.Written = written
 	res.Nodes = len(nodes)
 
-	// What to send: every triplet new since the last run, and those of
-	// the packages read again (their descriptions may have changed).
-	// What stays keeps its learnt weight: Weight is never set.
+	// What to send: the triplets new since the last run, and those whose
+	// endpoints' types, descriptions or aliases changed. What stays keeps
+	// its learnt weight: Weight is never set.
 	var send []engine.TripletInput
-	var before map[string]bool
+	before := map[string]string{} // key -> fingerprint
 	if prev != nil {
-		before = make(map[string]bool, len(prev.Written))
 		for _, w := range prev.Written {
-			before[w] = true
+			k, fp := splitWritten(w)
+			before[k] = fp
 		}
 	}
-	readNow := map[string]bool{}
-	for _, p := range parsed {
-		readNow[m.importPath(p.Rel)] = true
-	}
 	for i, t := range ts {
-		if !before[written[i]] || readNow[t.pkg] {
+		if fp, ok := before[keys[i]]; !ok || fp != t.fingerprint() {
 			send = append(send, t.TripletInput)
 		}
 	}
@@ -215,10 +217,11 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 	seenGone := map[string]bool{}
 	if prev != nil {
 		for _, w := range prev.Written {
-			if live[w] {
+			k, _ := splitWritten(w)
+			if live[k] {
 				continue
 			}
-			parts := strings.SplitN(w, "\x00", 3)
+			parts := strings.SplitN(k, "\x00", 3)
 			srcLive, dstLive := nodes[engine.NormalizeName(parts[0])], nodes[engine.NormalizeName(parts[2])]
 			for i, alive := range []bool{srcLive, dstLive} {
 				n := parts[2*i]
@@ -349,6 +352,23 @@ func gitChanged(ctx context.Context, root, rev string) ([]string, error) {
 		return nil, err
 	}
 	return append(a, b...), nil
+}
+
+// splitWritten splits a State.Written entry into its triplet key and its
+// fingerprint.
+func splitWritten(w string) (key, fp string) {
+	i := strings.LastIndexByte(w, 0)
+	return w[:i], w[i+1:]
+}
+
+// fingerprint hashes what an import of t would change besides the edge.
+func (t *triplet) fingerprint() string {
+	h := sha256.New()
+	for _, s := range []string{t.SourceType, t.TargetType, t.SourceDescription, t.TargetDescription, strings.Join(t.SourceAliases, "\x01"), strings.Join(t.TargetAliases, "\x01")} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // triplet is a triplet to write and the package that states it.

@@ -299,6 +299,15 @@ func TestSinceUsesGit(t *testing.T) {
 	if err != nil || res.PackagesRead != 1 {
 		t.Fatalf("--since HEAD: %+v %v", res, err)
 	}
+	// Only the triplets naming geom.Big are sent again, with its new
+	// description.
+	if res.Imported == 0 || res.Imported > 3 {
+		t.Errorf("sent %d triplets for one changed doc comment", res.Imported)
+	}
+	id, _ := s.id("geom.Big")
+	if n, err := s.st.Node(s.t, id); err != nil || !strings.HasPrefix(n.Description, "Big tells") {
+		t.Errorf("description after the change: %q %v", n.Description, err)
+	}
 	if _, _, err := Run(ctx, dir, st, s, Options{Since: "no-such-rev"}); err == nil || !strings.Contains(err.Error(), "no-such-rev") {
 		t.Errorf("bad revision: %v", err)
 	}
