@@ -18,6 +18,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	golang.org/x/mod v0.42.0
 	golang.org/x/term v0.47.0
+	golang.org/x/tools v0.51.0
 )
 
 require (

@@ -89,12 +89,13 @@ func indexCmd() *command {
 					*stateDir = filepath.Join(cache, "kgctx", "index")
 				}
 				key := sha256.Sum256([]byte(dir + "\x00" + target + "\x00" + ten.Org + "\x00" + ten.Project))
-				stateFile := filepath.Join(*stateDir, hex.EncodeToString(key[:12])+".json")
+				stateFile := filepath.Join(*stateDir, hex.EncodeToString(key[:12])+".state")
 				prev, err := codeindex.LoadState(stateFile)
 				if err != nil {
 					return err
 				}
-				next, res, err := codeindex.Run(ctx, dir, prev, sink, codeindex.Options{Full: *full, Since: *since, ModulePath: *modPath, NoTests: !*tests})
+				next, res, err := codeindex.Run(ctx, dir, prev, sink, codeindex.Options{Full: *full, Since: *since, ModulePath: *modPath, NoTests: !*tests,
+					TypeCache: filepath.Join(*stateDir, "types-"+hex.EncodeToString(key[:12]))})
 				if err != nil {
 					return err
 				}

@@ -66,9 +66,12 @@ type typeFacts struct {
 
 // pkgFacts are what one package contributes.
 type pkgFacts struct {
-	Name  string                `json:"name"`
-	Files map[string]*fileFacts `json:"files"`
-	Types map[string]typeFacts  `json:"types,omitempty"`
+	Name string `json:"name"`
+	// DirHash hashes every .go file of the directory, whatever its build
+	// constraints: a package whose DirHash is the same is not read again.
+	DirHash string                `json:"dirHash"`
+	Files   map[string]*fileFacts `json:"files"`
+	Types   map[string]typeFacts  `json:"types,omitempty"`
 }
 
 func hashOf(b []byte) string {
@@ -83,7 +86,7 @@ func symID(pkg, base string) string { return pkg + "." + base }
 // extract turns a checked package into its facts.
 func (l *loader) extract(c *checked) *pkgFacts {
 	ip := l.mod.importPath(c.files.Rel)
-	pf := &pkgFacts{Name: c.files.Name, Files: map[string]*fileFacts{}, Types: map[string]typeFacts{}}
+	pf := &pkgFacts{Name: c.files.Name, DirHash: c.files.DirHash, Files: map[string]*fileFacts{}, Types: map[string]typeFacts{}}
 	x := &extractor{l: l, ip: ip, c: c}
 	for _, f := range c.files.Files {
 		pf.Files[f.Rel] = x.file(f, c.info, c.pkg)

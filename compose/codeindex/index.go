@@ -1,10 +1,11 @@
 package codeindex
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/gob"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -47,7 +48,7 @@ type State struct {
 	Written []string `json:"written"`
 }
 
-const stateVersion = 2
+const stateVersion = 3
 
 // LoadState reads a state file; a missing file is an empty state.
 func LoadState(file string) (*State, error) {
@@ -59,7 +60,7 @@ func LoadState(file string) (*State, error) {
 		return nil, err
 	}
 	var s State
-	if err := json.Unmarshal(b, &s); err != nil || s.Version != stateVersion {
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&s); err != nil || s.Version != stateVersion {
 		return nil, nil // unreadable or old: index afresh
 	}
 	return &s, nil
@@ -70,12 +71,12 @@ func (s *State) Save(file string) error {
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
 	}
-	b, err := json.Marshal(s)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(s); err != nil {
 		return err
 	}
 	tmp := file + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, file)
@@ -88,6 +89,10 @@ type Options struct {
 	// Since, when set, takes the changed files from git (`git diff
 	// --name-only Since` and untracked files) instead of hashing.
 	Since string
+	// TypeCache, when set, is a file that keeps the imported packages'
+	// declarations between runs (export data), so that a run after a
+	// small change type-checks only what it reads.
+	TypeCache string
 	// NoTests leaves the _test.go files out: no test functions, no tests
 	// edges. The state records it: changing it reads everything again.
 	NoTests bool
@@ -145,6 +150,9 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 	res.Full = prev == nil
 	l := newLoader(m)
 	l.noTests = o.NoTests
+	if o.TypeCache != "" {
+		l.cache = openTypeCache(o.TypeCache)
+	}
 	changed, err := changedPackages(ctx, m, prev, o.Since)
 	if err != nil {
 		return nil, res, err
@@ -172,6 +180,9 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 		res.FilesRead += len(p.Files) + len(p.XTest)
 	}
 	res.PackagesRead = len(parsed)
+	if err := l.cache.save(); err != nil {
+		return nil, res, fmt.Errorf("type cache: %w", err)
+	}
 	for p, f := range next.Pkgs {
 		if !slices.Contains(changed, m.relDir(p)) {
 			res.FilesUnchanged += len(f.Files)
@@ -273,7 +284,6 @@ func (s *State) rootName(m *module) string {
 // without a previous state; else those with a file added, changed or
 // removed (by content hash, or by git with since).
 func changedPackages(ctx context.Context, m *module, prev *State, since string) ([]string, error) {
-	noTests := prev != nil && prev.NoTests
 	if prev == nil {
 		return m.Pkgs, nil
 	}
@@ -296,32 +306,10 @@ func changedPackages(ctx context.Context, m *module, prev *State, since string) 
 		}
 		return out, nil
 	}
-	ctxt := buildCtx()
 	for _, rel := range m.Pkgs {
 		pf := prev.Pkgs[m.importPath(rel)]
-		if pf == nil {
-			out = append(out, rel)
-			continue
-		}
-		dir := filepath.Join(m.Root, filepath.FromSlash(rel))
-		bp, _ := ctxt.ImportDir(dir, 0)
-		var names []string
-		if bp != nil {
-			names = bp.GoFiles
-			if !noTests {
-				names = slices.Concat(bp.GoFiles, bp.TestGoFiles, bp.XTestGoFiles)
-			}
-		}
-		same := len(names) == len(pf.Files)
-		for _, n := range names {
-			if !same {
-				break
-			}
-			ff := pf.Files[path.Join(rel, n)]
-			b, err := os.ReadFile(filepath.Join(dir, n))
-			same = err == nil && ff != nil && ff.Hash == hashOf(b)
-		}
-		if !same {
+		h, err := dirHash(filepath.Join(m.Root, filepath.FromSlash(rel)))
+		if pf == nil || err != nil || h != pf.DirHash {
 			out = append(out, rel)
 		}
 	}

@@ -3,6 +3,8 @@ package codeindex
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"go/ast"
 	"go/build"
@@ -14,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -134,6 +137,31 @@ type pkgFiles struct {
 	Files   []*srcFile
 	XTest   []*srcFile // package name_test
 	Imports []string
+	DirHash string // see pkgFacts.DirHash
+}
+
+// dirHash hashes the names and contents of every .go file in dir.
+func dirHash(dir string) (string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return "", err
+		}
+		h.Write([]byte(e.Name()))
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.Itoa(len(b))))
+		h.Write([]byte{0})
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // loader type-checks packages from source: the module's fully (with the
@@ -144,6 +172,8 @@ type loader struct {
 	fset    *token.FileSet
 	ctx     *build.Context
 	noTests bool // leave _test.go files out
+
+	cache *typeCache // nil: none
 
 	mu       sync.Mutex
 	deps     map[string]*depPkg   // import path -> its declarations-only check
@@ -171,8 +201,9 @@ func newLoader(m *module) *loader {
 func (l *loader) Import(p string) (*types.Package, error) { return l.ImportFrom(p, "", 0) }
 
 // ImportFrom implements types.ImporterFrom: module packages and the
-// standard library are checked from source, declarations only; other
-// packages are not found (their uses stay unresolved).
+// standard library are checked from source, declarations only, or read
+// from the type cache when their sources have not changed; other packages
+// are not found (their uses stay unresolved).
 func (l *loader) ImportFrom(p, dir string, _ types.ImportMode) (*types.Package, error) {
 	if p == "unsafe" {
 		return types.Unsafe, nil
@@ -186,6 +217,9 @@ func (l *loader) ImportFrom(p, dir string, _ types.ImportMode) (*types.Package, 
 	if rel := l.mod.relDir(p); rel != "" {
 		srcDir = filepath.Join(l.mod.Root, filepath.FromSlash(rel))
 	} else {
+		if pkg := l.cache.stdlib(l, p); pkg != nil {
+			return pkg, nil
+		}
 		r := l.resolve(p, dir)
 		if r.err != nil {
 			return nil, r.err
@@ -208,6 +242,11 @@ func (l *loader) ImportFrom(p, dir string, _ types.ImportMode) (*types.Package, 
 			}
 			files = bp.GoFiles
 		}
+		version := l.cache.version(l, srcDir, files)
+		if pkg := l.cache.load(l, key, version); pkg != nil {
+			d.pkg = pkg
+			return
+		}
 		var asts []*ast.File
 		for _, f := range files {
 			a, err := parser.ParseFile(l.fset, filepath.Join(srcDir, f), nil, parser.SkipObjectResolution)
@@ -219,6 +258,7 @@ func (l *loader) ImportFrom(p, dir string, _ types.ImportMode) (*types.Package, 
 		}
 		conf := types.Config{Importer: l, IgnoreFuncBodies: true, Error: func(error) {}, FakeImportC: true}
 		d.pkg, _ = conf.Check(key, l.fset, asts, nil)
+		l.cache.keep(key, version, d.pkg)
 	})
 	if d.pkg == nil {
 		return nil, fmt.Errorf("%s: %v", p, d.err)
@@ -305,6 +345,9 @@ func (l *loader) parsePackage(rel string) (*pkgFiles, error) {
 		}
 	}
 	p := &pkgFiles{Rel: rel, Name: bp.Name}
+	if p.DirHash, err = dirHash(dir); err != nil {
+		return nil, err
+	}
 	read := func(names []string, test bool) ([]*srcFile, error) {
 		var fs []*srcFile
 		for _, n := range names {
