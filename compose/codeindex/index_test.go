@@ -361,3 +361,35 @@ func TestNoTests(t *testing.T) {
 		t.Errorf("%d triplets with tests, %d without", len(with), len(ts))
 	}
 }
+
+// TestIncrementalEqualsFresh: after a change, the incremental run (type
+// cache on) leaves the store with exactly the triplets a fresh index of
+// the changed tree writes.
+func TestIncrementalEqualsFresh(t *testing.T) {
+	ctx := context.Background()
+	dir := copyFixture(t)
+	cache := filepath.Join(t.TempDir(), "types")
+	s := newSink(t)
+	st, _, err := Run(ctx, dir, nil, s, Options{TypeCache: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(t, filepath.Join(dir, "shapes.go"), "func total(x float64) float64 { return math.Round(x) }",
+		"func total(x float64) float64 { return math.Round(x) }\n\n// Perimeter of a square.\nfunc (s Square) Perimeter() float64 { return 4 * s.Side }")
+	edit(t, filepath.Join(dir, "geom", "geom.go"), "func (n *Named) Describe() float64 { return n.Area() }",
+		"func (n *Named) Describe() float64 { return n.Area() + n.Perimeter() }")
+	if _, res, err := Run(ctx, dir, st, s, Options{TypeCache: cache}); err != nil || res.PackagesRead != 2 {
+		t.Fatalf("incremental: %+v %v", res, err)
+	}
+	fresh := newSink(t)
+	if _, _, err := Run(ctx, dir, nil, fresh, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	got, want := s.triplets(t), fresh.triplets(t)
+	if !slices.Equal(got, want) {
+		t.Errorf("incremental and fresh differ:\nincremental %v\nfresh       %v", got, want)
+	}
+	if !slices.Contains(got, "geom.Named.Describe calls shapes.Square.Perimeter") {
+		t.Error("the new call is missing")
+	}
+}
