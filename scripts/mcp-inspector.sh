@@ -8,24 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 INSPECTOR="@modelcontextprotocol/inspector@0.21.2"
-if ! command -v npx >/dev/null; then
-	echo "skip: npx not found (install Node.js to run the MCP inspector)"; exit 0
-fi
-if ! timeout 300 npx -y "$INSPECTOR" --help >/dev/null 2>&1; then
-	echo "skip: cannot fetch $INSPECTOR from the npm registry"; exit 0
-fi
-tmp=$(mktemp -d)
-trap 'kill $pid 2>/dev/null || true; rm -rf "$tmp"' EXIT
-go build -o "$tmp/kgctx" ./cmd/kgctx
-"$tmp/kgctx" serve --data "$tmp/data" --addr 127.0.0.1:0 >"$tmp/serve.out" 2>"$tmp/serve.err" &
-pid=$!
-for _ in $(seq 100); do
-	url=$(sed -nE 's/.*listening on (http:[^ ]+).*/\1/p' "$tmp/serve.out")
-	[ -n "$url" ] && break
-	sleep 0.1
-done
-[ -n "$url" ] || { cat "$tmp/serve.err"; exit 1; }
-admin=$(cat "$tmp/data/admin.token")
+. scripts/lib/npm-and-server.sh
+need_npx "$INSPECTOR" "the MCP inspector"
+start_kgctx
 token=$(curl -sf -X POST "$url/v1/admin/tokens" -H "Authorization: Bearer $admin" \
 	-d '{"orgId":"org_123","agentId":"agent_dev","role":"org_admin","projectIds":["proj_xyz"]}' | sed -E 's/.*"token":"([^"]+)".*/\1/')
 
