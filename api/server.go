@@ -120,8 +120,10 @@ func New(cfg Config) (*Server, error) {
 	// The graph explorer (api/ui): a static page that needs no token (its
 	// API calls carry the person's), outside the API document.
 	page := echo.WrapHandler(ui.Handler())
-	s.e.GET("/ui", page)
-	s.e.GET("/ui/*", page)
+	for _, p := range []string{"/ui", "/ui/*"} {
+		s.e.GET(p, page)
+		s.e.HEAD(p, page)
+	}
 	return s, nil
 }
 

@@ -59,6 +59,9 @@ func TestPageAndAssets(t *testing.T) {
 			t.Errorf("%s: %d, want 404", path, res.StatusCode)
 		}
 	}
+	if res, _ := get(t, "HEAD", s.URL+"/ui/app.js", "", nil); res.StatusCode != 200 || res.Header.Get("Content-Security-Policy") != ui.CSP {
+		t.Errorf("HEAD /ui/app.js: %d", res.StatusCode)
+	}
 	if res, _ := get(t, "POST", s.URL+"/ui", "", nil); res.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST /ui: %d", res.StatusCode)
 	}
