@@ -282,12 +282,24 @@ func (l *loader) resolve(p, dir string) *resolved {
 	if dir == "" {
 		dir = l.mod.Root
 	}
-	r = &resolved{}
-	bp, err := l.ctx.Import(p, dir, 0)
-	if err != nil || !bp.Goroot {
-		r.err = fmt.Errorf("%s: not the module's nor the standard library's: left unresolved", p)
-	} else {
-		r.key, r.dir, r.files = bp.ImportPath, bp.Dir, bp.GoFiles
+	// The standard library, found by hand: go/build's Import would run
+	// `go list` for every path it does not find (a process each).
+	r = &resolved{err: fmt.Errorf("%s: not the module's nor the standard library's: left unresolved", p)}
+	src := filepath.Join(l.ctx.GOROOT, "src")
+	cands := []string{p}
+	if strings.HasPrefix(dir, src+string(filepath.Separator)) {
+		cands = []string{"vendor/" + p, p} // the standard library's own vendored packages
+	}
+	for _, c := range cands {
+		first, _, _ := strings.Cut(c, "/")
+		if strings.Contains(first, ".") {
+			continue // a domain: not the standard library
+		}
+		bp, err := l.ctx.ImportDir(filepath.Join(src, filepath.FromSlash(c)), 0)
+		if err == nil {
+			r = &resolved{key: c, dir: bp.Dir, files: bp.GoFiles}
+			break
+		}
 	}
 	l.mu.Lock()
 	l.resolved[ck] = r
@@ -416,7 +428,28 @@ func (l *loader) check(p *pkgFiles) *checked {
 		for _, f := range p.XTest {
 			xs = append(xs, f.AST)
 		}
-		c.xpkg, _ = conf.Check(ip+"_test", l.fset, xs, c.xinfo)
+		// An external test package imports the package with its
+		// in-package tests, as `go test` builds it: the one just checked.
+		xconf := conf
+		if c.pkg != nil {
+			xconf.Importer = withPackage{l, c.pkg}
+		}
+		c.xpkg, _ = xconf.Check(ip+"_test", l.fset, xs, c.xinfo)
 	}
 	return c
+}
+
+// withPackage is the loader with one package replaced.
+type withPackage struct {
+	l   *loader
+	pkg *types.Package
+}
+
+func (w withPackage) Import(p string) (*types.Package, error) { return w.ImportFrom(p, "", 0) }
+
+func (w withPackage) ImportFrom(p, dir string, m types.ImportMode) (*types.Package, error) {
+	if p == w.pkg.Path() {
+		return w.pkg, nil
+	}
+	return w.l.ImportFrom(p, dir, m)
 }
