@@ -18,7 +18,7 @@ const shapes = "../../compose/codeindex/testdata/shapes"
 func copyShapes(t *testing.T) string {
 	t.Helper()
 	dst := t.TempDir()
-	for _, f := range []string{"go.mod", "shapes.go", "shapes_test.go", "geom/geom.go"} {
+	for _, f := range []string{"go.mod", "shapes.go", "shapes_test.go", "shapes_windows.go", "gen.go", "geom/geom.go"} {
 		b, err := os.ReadFile(filepath.Join(shapes, f))
 		if err != nil {
 			t.Fatal(err)

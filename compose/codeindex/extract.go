@@ -94,6 +94,9 @@ func (l *loader) extract(c *checked) *pkgFacts {
 	for _, f := range c.files.XTest {
 		pf.Files[f.Rel] = x.file(f, c.xinfo, c.xpkg)
 	}
+	for _, f := range c.files.Other {
+		pf.Files[f.Rel] = x.declarations(f)
+	}
 	if c.pkg != nil {
 		x.methodSets(pf)
 	}
@@ -177,6 +180,58 @@ func (x *extractor) file(f *srcFile, info *types.Info, pkg *types.Package) *file
 				ff.Nodes[id] = node{Kind: kind, Pkg: x.ip, Base: ts.Name.Name, Desc: synopsis(doc.Text())}
 				add(fid, RelDefines, id)
 				x.typeDecl(id, ts, info, ff, add)
+			}
+		}
+	}
+	return ff
+}
+
+// declarations states what a file of another platform declares (it is
+// not type-checked here: no calls, no types of signatures).
+func (x *extractor) declarations(f *srcFile) *fileFacts {
+	ff := &fileFacts{Hash: f.Hash, Pkg: x.ip, Nodes: map[string]node{}}
+	fid := fileID(f.Rel)
+	ff.Nodes[fid] = node{Kind: KindFile, Base: f.Rel}
+	ff.Edges = append(ff.Edges, [3]string{pkgID(x.ip), RelContains, fid})
+	def := func(id string, n node) {
+		ff.Nodes[id] = n
+		ff.Edges = append(ff.Edges, [3]string{fid, RelDefines, id})
+	}
+	for _, d := range f.AST.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Name.Name == "_" || d.Name.Name == "init" && d.Recv == nil {
+				continue
+			}
+			if d.Recv == nil {
+				def(symID(x.ip, d.Name.Name), node{Kind: KindFunction, Pkg: x.ip, Base: d.Name.Name, Desc: synopsis(d.Doc.Text())})
+				continue
+			}
+			if len(d.Recv.List) != 1 {
+				continue
+			}
+			recv := recvName(d.Recv.List[0].Type)
+			if recv == "" {
+				continue
+			}
+			id := symID(x.ip, recv+"."+d.Name.Name)
+			def(id, node{Kind: KindMethod, Pkg: x.ip, Base: recv + "." + d.Name.Name, Desc: synopsis(d.Doc.Text())})
+			ff.Edges = append(ff.Edges, [3]string{symID(x.ip, recv), RelHasMethod, id})
+		case *ast.GenDecl:
+			for _, sp := range d.Specs {
+				ts, ok := sp.(*ast.TypeSpec)
+				if !ok {
+					continue
+				}
+				kind := KindType
+				if _, ok := ts.Type.(*ast.InterfaceType); ok {
+					kind = KindInterface
+				}
+				doc := ts.Doc
+				if doc == nil && len(d.Specs) == 1 {
+					doc = d.Doc
+				}
+				def(symID(x.ip, ts.Name.Name), node{Kind: kind, Pkg: x.ip, Base: ts.Name.Name, Desc: synopsis(doc.Text())})
 			}
 		}
 	}

@@ -138,6 +138,8 @@ func TestExtractShapes(t *testing.T) {
 		"geom.Named embeds shapes.Square", "geom.Big calls shapes.Total", "geom.Named.Describe calls shapes.Square.Area",
 		"shapes.TestTotal tests shapes.Total", "shapes.TestSquare_Area tests shapes.Square.Area",
 		"shapes imports math", "geom imports shapes", "geom imports github.com/elsewhere/unresolved",
+		// Another platform's file: its declarations.
+		"shapes_windows.go defines shapes.Console", "shapes.Console has_method shapes.Console.Draw",
 	} {
 		if !slices.Contains(got, want) {
 			t.Errorf("missing %q", want)
@@ -148,6 +150,9 @@ func TestExtractShapes(t *testing.T) {
 		// unresolved package's Limit are left out.
 		if strings.Contains(l, "Round") || strings.Contains(l, "Limit") || strings.Contains(l, "calls math") {
 			t.Errorf("outside the module: %q", l)
+		}
+		if strings.Contains(l, "generated") || strings.Contains(l, "gen.go") {
+			t.Errorf("a //go:build ignore file: %q", l)
 		}
 	}
 	// Names, kinds, descriptions and the import path as an alias.

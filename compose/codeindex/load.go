@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/build"
+	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"go/types"
@@ -15,6 +16,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -132,10 +134,13 @@ type srcFile struct {
 
 // pkgFiles are the files of one module package directory, parsed.
 type pkgFiles struct {
-	Rel     string // module-relative directory
-	Name    string // package name
-	Files   []*srcFile
-	XTest   []*srcFile // package name_test
+	Rel   string // module-relative directory
+	Name  string // package name
+	Files []*srcFile
+	XTest []*srcFile // package name_test
+	// Other are the files of other platforms (excluded here by build
+	// constraints): their declarations are indexed, not type-checked.
+	Other   []*srcFile
 	Imports []string
 	DirHash string // see pkgFacts.DirHash
 }
@@ -379,6 +384,16 @@ func (l *loader) parsePackage(rel string) (*pkgFiles, error) {
 	if p.Files, err = read(bp.GoFiles, false); err != nil {
 		return nil, err
 	}
+	var other []string
+	for _, n := range bp.IgnoredGoFiles {
+		if !strings.HasSuffix(n, "_test.go") {
+			other = append(other, n)
+		}
+	}
+	if p.Other, err = read(other, false); err != nil {
+		return nil, err
+	}
+	p.Other = slices.DeleteFunc(p.Other, func(f *srcFile) bool { return f.AST.Name.Name != bp.Name || !anyPlatform(f.AST) })
 	if l.noTests {
 		p.Imports = bp.Imports
 		return p, nil
@@ -393,6 +408,59 @@ func (l *loader) parsePackage(rel string) (*pkgFiles, error) {
 	}
 	p.Imports = bp.Imports
 	return p, nil
+}
+
+// platforms are the GOOS/GOARCH pairs a file of another platform is
+// tried for (a file that builds on none, like //go:build ignore, is not
+// the package's).
+var platforms = func() [][2]string {
+	var out [][2]string
+	for _, goos := range []string{"linux", "darwin", "windows", "freebsd", "openbsd", "netbsd", "dragonfly", "solaris", "illumos", "aix", "plan9", "android", "ios", "js", "wasip1"} {
+		for _, arch := range []string{"amd64", "arm64", "386", "arm", "wasm", "ppc64le", "s390x", "riscv64", "mips64"} {
+			out = append(out, [2]string{goos, arch})
+		}
+	}
+	return out
+}()
+
+var unixOS = map[string]bool{"linux": true, "darwin": true, "freebsd": true, "openbsd": true, "netbsd": true, "dragonfly": true,
+	"solaris": true, "illumos": true, "aix": true, "android": true, "ios": true}
+
+// anyPlatform says whether f's //go:build line holds on some platform.
+func anyPlatform(f *ast.File) bool {
+	var expr constraint.Expr
+	for _, cg := range f.Comments {
+		if cg.Pos() > f.Package {
+			break
+		}
+		for _, c := range cg.List {
+			if constraint.IsGoBuild(c.Text) {
+				if e, err := constraint.Parse(c.Text); err == nil {
+					expr = e
+				}
+			}
+		}
+	}
+	if expr == nil {
+		return true // excluded by its name (foo_windows.go): that platform
+	}
+	for _, pl := range platforms {
+		ok := expr.Eval(func(tag string) bool {
+			switch {
+			case tag == pl[0] || tag == pl[1]:
+				return true
+			case tag == "unix":
+				return unixOS[pl[0]]
+			case strings.HasPrefix(tag, "go1."):
+				return true
+			}
+			return tag == "cgo" || tag == "gc"
+		})
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 // checked is a module package type-checked with its in-package tests, and
