@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 INSPECTOR="@modelcontextprotocol/inspector@0.21.2"
 . scripts/lib/npm-and-server.sh
-need_npx "$INSPECTOR" "the MCP inspector"
+need_npx "$INSPECTOR" "the MCP inspector" --help
 start_kgctx
 token=$(curl -sf -X POST "$url/v1/admin/tokens" -H "Authorization: Bearer $admin" \
 	-d '{"orgId":"org_123","agentId":"agent_dev","role":"org_admin","projectIds":["proj_xyz"]}' | sed -E 's/.*"token":"([^"]+)".*/\1/')

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REDOCLY="@redocly/cli@2.77.0"
 . scripts/lib/npm-and-server.sh
-need_npx "$REDOCLY" "the Redocly linter"
+need_npx "$REDOCLY" "the Redocly linter" --version
 start_kgctx
 curl -sf "$url/openapi.json" -H "Authorization: Bearer $admin" >"$tmp/openapi.json"
 cat >"$tmp/redocly.yaml" <<'YAML'

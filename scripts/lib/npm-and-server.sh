@@ -1,12 +1,13 @@
 # Sourced by the scripts that drive kgctx with a tool from npm.
 #
-# need_npx PACKAGE WHAT: exit 0 (skip) without npx or when PACKAGE cannot
-# be fetched from the npm registry.
+# need_npx PACKAGE WHAT PROBE: exit 0 (skip) without npx or when PACKAGE
+# cannot be fetched from the npm registry (PROBE: arguments that make its
+# command print something and exit, e.g. --help).
 need_npx() {
 	if ! command -v npx >/dev/null; then
 		echo "skip: npx not found (install Node.js to run $2)"; exit 0
 	fi
-	if ! timeout 300 npx -y "$1" --version >/dev/null 2>&1 && ! timeout 300 npx -y "$1" --help >/dev/null 2>&1; then
+	if ! timeout 300 npx -y "$1" $3 >/dev/null 2>&1; then
 		echo "skip: cannot fetch $1 from the npm registry"; exit 0
 	fi
 }
