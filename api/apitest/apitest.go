@@ -54,32 +54,35 @@ func Start(t testing.TB, cfg api.Config) *Server {
 		app.Close()
 	})
 	s := &Server{URL: "http://" + ln.Addr().String(), App: app, t: t}
-	s.HTTP = &http.Client{Transport: s.checker().Transport(t, nil)}
+	s.HTTP = CheckedClient(t, s.URL, s.Token("", "apitest", auth.RoleOperator))
 	return s
 }
 
-// checker reads the server's OpenAPI document (GET /openapi.json).
-func (s *Server) checker() *oascheck.Checker {
-	s.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, s.URL+"/openapi.json", nil)
+// CheckedClient reads the OpenAPI document of the server at url (GET
+// /openapi.json with token) and returns a client whose every answer is
+// checked against it: a mismatch fails t. For the end-to-end tests of
+// any package, the real binary's included.
+func CheckedClient(t testing.TB, url, token string) *http.Client {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url+"/openapi.json", nil)
 	if err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+s.Token("", "apitest", auth.RoleOperator))
+	req.Header.Set("Authorization", "Bearer "+token)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
 	defer res.Body.Close()
 	doc, err := io.ReadAll(res.Body)
 	if err != nil || res.StatusCode != http.StatusOK {
-		s.t.Fatalf("GET /openapi.json: %d %v", res.StatusCode, err)
+		t.Fatalf("GET /openapi.json: %d %v", res.StatusCode, err)
 	}
 	c, err := oascheck.New(doc)
 	if err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
-	return c
+	return &http.Client{Transport: c.Transport(t, nil)}
 }
 
 // Token stores a token for org with role and projects and returns its

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"github.com/kgctx/kgctx/api/apitest"
 	"io"
 	"net"
 	"net/http"
@@ -50,6 +51,7 @@ type server struct {
 	out   *bytes.Buffer
 	mu    *sync.Mutex
 	lines []string // stdout after the listening line
+	http  *http.Client
 }
 
 // stdout is what the server printed after its listening line.
@@ -117,6 +119,10 @@ func startServe(t *testing.T, data string, extra ...string) *server {
 			s.admin = extra[i+1]
 		}
 	}
+	s.http = http.DefaultClient
+	if s.admin != "" {
+		s.http = apitest.CheckedClient(t, s.url, s.admin) // every answer checked against the served OpenAPI document
+	}
 	return s
 }
 
@@ -146,7 +152,7 @@ func (s *server) do(method, path, tok, ctype string, body []byte) (int, []byte, 
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.http.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}

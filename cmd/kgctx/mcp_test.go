@@ -56,14 +56,14 @@ func TestServeLogFormatJSON(t *testing.T) {
 		t.Fatalf("healthz: %d %v", code, err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(srv.stderr(), `"msg":"request"`) {
+	for !strings.Contains(srv.stderr(), `"route":"/healthz"`) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no JSON access line on stderr:\n%s", srv.stderr())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	for _, l := range strings.Split(strings.TrimSpace(srv.stderr()), "\n") {
-		if strings.Contains(l, `"msg":"request"`) && (!strings.HasPrefix(l, "{") || !strings.Contains(l, `"route":"/healthz"`) || !strings.Contains(l, `"requestId":"`)) {
+		if strings.Contains(l, `"msg":"request"`) && (!strings.HasPrefix(l, "{") || !strings.Contains(l, `"route":"/`) || !strings.Contains(l, `"requestId":"`)) {
 			t.Fatalf("access line %s", l)
 		}
 	}
