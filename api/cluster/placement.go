@@ -1,0 +1,105 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ShardOf places org on one of shards by rendezvous (highest random
+// weight) hashing: every node computes the same answer from the same shard
+// list, and adding a shard moves only the orgs the new shard wins (about
+// 1/n of them). An override names the org's shard outright.
+func ShardOf(org string, shards []string, overrides map[string]string) (string, error) {
+	if s, ok := overrides[org]; ok {
+		if !slices.Contains(shards, s) {
+			return "", fmt.Errorf("cluster: org %q is placed on %q, which is not a shard", org, s)
+		}
+		return s, nil
+	}
+	if len(shards) == 0 {
+		return "", errors.New("cluster: no shards")
+	}
+	best, bestW := "", uint64(0)
+	for _, s := range shards {
+		h := fnv.New64a()
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+		h.Write([]byte(org))
+		if w := mix(h.Sum64()); best == "" || w > bestW || (w == bestW && s < best) {
+			best, bestW = s, w
+		}
+	}
+	return best, nil
+}
+
+// mix is splitmix64's finaliser: FNV's low bits are poor weights alone.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// Placement is the cluster's placement map in a JetStream key-value
+// bucket: the shard list (key "shards") and per-org overrides (key
+// "org.<org>").
+type Placement struct {
+	kv jetstream.KeyValue
+}
+
+// OpenPlacement opens (or creates, with replicas copies) the placement
+// bucket of cluster name.
+func OpenPlacement(ctx context.Context, js jetstream.JetStream, name string, replicas int) (*Placement, error) {
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "kgctx_" + name + "_placement", Replicas: replicas, History: 5})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: placement bucket: %w", err)
+	}
+	return &Placement{kv: kv}, nil
+}
+
+// SetShards replaces the shard list.
+func (p *Placement) SetShards(ctx context.Context, shards []string) error {
+	b, _ := json.Marshal(shards)
+	_, err := p.kv.Put(ctx, "shards", b)
+	return err
+}
+
+// Override places org on shard ("" removes the override).
+func (p *Placement) Override(ctx context.Context, org, shard string) error {
+	if shard == "" {
+		err := p.kv.Delete(ctx, "org."+org)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil
+		}
+		return err
+	}
+	_, err := p.kv.Put(ctx, "org."+org, []byte(shard))
+	return err
+}
+
+// ShardOf reads the map and places org.
+func (p *Placement) ShardOf(ctx context.Context, org string) (string, error) {
+	e, err := p.kv.Get(ctx, "shards")
+	if err != nil {
+		return "", fmt.Errorf("cluster: shard list: %w", err)
+	}
+	var shards []string
+	if err := json.Unmarshal(e.Value(), &shards); err != nil {
+		return "", fmt.Errorf("cluster: shard list: %w", err)
+	}
+	over := map[string]string{}
+	if o, err := p.kv.Get(ctx, "org."+org); err == nil {
+		over[org] = string(o.Value())
+	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return "", err
+	}
+	return ShardOf(org, shards, over)
+}
