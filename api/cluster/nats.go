@@ -2,8 +2,8 @@ package cluster
 
 import (
 	"fmt"
-	"os"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
