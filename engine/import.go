@@ -32,6 +32,9 @@ type ImportOptions struct {
 	// indexing one batch overlaps storing the next. Without it, Import
 	// returns when searches see the batch.
 	NoWait bool
+	// IDs, when set, draws the ids of new nodes and observations (see
+	// IDSource); nil draws them at random.
+	IDs *IDSource
 }
 
 // ImportResult counts what an Import did.
@@ -104,6 +107,7 @@ func (s *Store) Import(ctx context.Context, t Tenant, in []TripletInput, o Impor
 
 	var b *batch
 	cs, err := s.write(ctx, func(bb *batch) error {
+		bb.ids = o.IDs
 		b = bb
 		home := b.tenant(t)
 		for i := range in {
@@ -150,6 +154,7 @@ type batch struct {
 	s   *Store
 	g   *graph
 	now int64
+	ids *IDSource // nil: random ids
 
 	newTenants []Tenant
 	tenantIDs  map[Tenant]uint32
@@ -307,7 +312,7 @@ func (b *batch) resolve(tid uint32, name string) *pnode {
 		} else {
 			p = &pnode{id: b.s.next.node, isNew: true, dirty: true, reindex: true, revector: true, descSet: true}
 			b.s.next.node++
-			p.rec = nodeRec{uuid: newUUID(), tenant: tid, name: name, norm: norm, weight: DefaultWeight, created: b.now, updated: b.now}
+			p.rec = nodeRec{uuid: b.ids.uuid(), tenant: tid, name: name, norm: norm, weight: DefaultWeight, created: b.now, updated: b.now}
 			b.nodesCreated++
 		}
 		b.nodes[k] = p

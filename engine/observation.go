@@ -261,6 +261,7 @@ func (s *Store) AddObservations(ctx context.Context, t Tenant, in []ObservationI
 	}
 	ids := make([]string, len(in))
 	cs, err := s.write(ctx, func(b *batch) error {
+		b.ids = o.IDs
 		tid := b.tenant(t)
 		var need []string
 		var needP []*pobs
@@ -271,7 +272,7 @@ func (s *Store) AddObservations(ctx context.Context, t Tenant, in []ObservationI
 				w = *x.Weight
 			}
 			p := &pobs{id: b.s.next.obs, isNew: true, content: x.Content, vec: x.Vector, rec: obsRec{
-				id: NewID("obs"), tenant: tid, weight: w, created: b.now, session: x.Metadata.SessionID,
+				id: b.ids.ID("obs"), tenant: tid, weight: w, created: b.now, session: x.Metadata.SessionID,
 				namespace: x.Metadata.Namespace, workType: x.Metadata.WorkType,
 				paths: append([]string(nil), x.Metadata.Paths...), tags: append([]string(nil), x.Metadata.Tags...)}}
 			b.s.next.obs++
