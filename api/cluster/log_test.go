@@ -1,0 +1,161 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/enginetest"
+)
+
+// snapshot lists a project's triplets with their node ids.
+func snapshot(t *testing.T, st *engine.Store, ten engine.Tenant) []string {
+	t.Helper()
+	ts, err := st.QueryTriplets(ten, engine.TripletQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tr := range ts {
+		out = append(out, tr.Source+"("+tr.SourceNodeID+") "+tr.Relationship+" "+tr.Target+"("+tr.TargetNodeID+")")
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestReplicasApplyInOrder: three stores, each applying the shard's
+// stream through its own NATS server, end with the same graph, node ids
+// included; a store closed while writes go on resumes from the sequence it
+// recorded and catches up.
+func TestReplicasApplyInOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-server NATS cluster")
+	}
+	srvs := natsCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	js := jsOf(t, srvs[0])
+	for {
+		actx, acancel := context.WithTimeout(ctx, 2*time.Second)
+		err := EnsureShard(actx, js, "test", "s0", 3)
+		acancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	ten := engine.Tenant{Org: "org_a", Project: "p"}
+	type replica struct {
+		st   *engine.Store
+		dir  string
+		ap   *Applier
+		stop context.CancelFunc
+		done chan error
+	}
+	start := func(r *replica, js jetstream.JetStream) {
+		ap, err := NewApplier(r.st, js, "test", "s0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rctx, stop := context.WithCancel(ctx)
+		r.ap, r.stop, r.done = ap, stop, make(chan error, 1)
+		go func() { r.done <- ap.Run(rctx) }()
+	}
+	reps := make([]*replica, 3)
+	for i := range reps {
+		st, dir := enginetest.OpenDir(t, nil)
+		reps[i] = &replica{st: st, dir: dir}
+		start(reps[i], jsOf(t, srvs[i]))
+	}
+	publish := func(from, n int) uint64 {
+		var mu sync.Mutex
+		var last uint64
+		var wg sync.WaitGroup
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := from + w; i < from+n; i += 4 {
+					wr := Write{Kind: "import", Org: ten.Org, Project: ten.Project, Triplets: []engine.TripletInput{
+						{Source: fmt.Sprintf("svc_%d", i), Relationship: "calls", Target: fmt.Sprintf("svc_%d", i/3)}}}
+					if i%5 == 0 {
+						wr = Write{Kind: "observations", Org: ten.Org, Project: ten.Project, Observations: []engine.ObservationInput{{Content: fmt.Sprintf("note %d", i)}}}
+					}
+					seq, err := Publish(ctx, js, "test", "s0", wr)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					last = max(last, seq)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		return last
+	}
+	last := publish(0, 60)
+	for i, r := range reps {
+		if err := r.ap.WaitFor(ctx, last); err != nil {
+			select {
+			case rerr := <-r.done:
+				t.Fatalf("replica %d: %v (its applier stopped: %v)", i, err, rerr)
+			default:
+			}
+			t.Fatalf("replica %d: %v (applied %d of %d)", i, err, r.ap.Applied(), last)
+		}
+	}
+	want := snapshot(t, reps[0].st, ten)
+	if len(want) == 0 {
+		t.Fatal("nothing applied")
+	}
+	for i, r := range reps[1:] {
+		if got := snapshot(t, r.st, ten); !slices.Equal(got, want) {
+			t.Fatalf("replica %d differs from replica 0:\n%v\n%v", i+1, got, want)
+		}
+	}
+	// Replica 2 stops; writes go on; it reopens its store and catches up.
+	r := reps[2]
+	r.stop()
+	<-r.done
+	stopped := r.ap.Applied()
+	if err := r.st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	last = publish(60, 40)
+	r.st = enginetest.OpenAt(t, r.dir, nil)
+	start(r, jsOf(t, srvs[2]))
+	if got := r.ap.Applied(); got != stopped {
+		t.Fatalf("reopened at sequence %d, had applied %d", got, stopped)
+	}
+	for i, r := range reps {
+		if err := r.ap.WaitFor(ctx, last); err != nil {
+			select {
+			case rerr := <-r.done:
+				t.Fatalf("replica %d: %v (its applier stopped: %v)", i, err, rerr)
+			default:
+			}
+			t.Fatalf("replica %d: %v (applied %d)", i, err, r.ap.Applied())
+		}
+	}
+	want = snapshot(t, reps[0].st, ten)
+	for i, r := range reps[1:] {
+		if got := snapshot(t, r.st, ten); !slices.Equal(got, want) {
+			t.Fatalf("after the restart, replica %d differs:\n%v\n%v", i+1, got, want)
+		}
+	}
+	for _, r := range reps {
+		r.stop()
+		<-r.done
+	}
+}
