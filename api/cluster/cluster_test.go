@@ -44,6 +44,11 @@ func natsCluster(t *testing.T, n int) []*server.Server {
 		t.Cleanup(s.Shutdown)
 		out = append(out, s)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := WaitJetStream(ctx, out...); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 
@@ -134,17 +139,9 @@ func TestReplicatedStreamAndPlacement(t *testing.T) {
 		}
 	}
 	for i, s := range srvs {
-		c, err := jsOf(t, s).OrderedConsumer(ctx, "kgctx_test_s0", jetstream.OrderedConsumerConfig{})
+		got, err := readStream(ctx, jsOf(t, s), "kgctx_test_s0", 5)
 		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for len(got) < 5 {
-			m, err := c.Next(jetstream.FetchMaxWait(5 * time.Second))
-			if err != nil {
-				t.Fatalf("server %d: %v", i, err)
-			}
-			got = append(got, string(m.Data()))
+			t.Fatalf("server %d: %v", i, err)
 		}
 		if strings.Join(got, ",") != "write 1,write 2,write 3,write 4,write 5" {
 			t.Errorf("server %d read %v", i, got)
@@ -173,4 +170,26 @@ func TestReplicatedStreamAndPlacement(t *testing.T) {
 			t.Errorf("server %d: org_big on %s (%v), want the override s1", i, got, err)
 		}
 	}
+}
+
+// readStream reads the first n messages of a stream, starting over while
+// the server's JetStream is settling (a stream leader being elected).
+func readStream(ctx context.Context, js jetstream.JetStream, stream string, n int) ([]string, error) {
+	var err error
+	for ctx.Err() == nil {
+		var c jetstream.Consumer
+		c, err = js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})
+		var got []string
+		for err == nil && len(got) < n {
+			var m jetstream.Msg
+			if m, err = c.Next(jetstream.FetchMaxWait(5 * time.Second)); err == nil {
+				got = append(got, string(m.Data()))
+			}
+		}
+		if err == nil {
+			return got, nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("reading %s: %v (%w)", stream, err, ctx.Err())
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"os"
@@ -55,4 +56,25 @@ func StartNATS(o EmbedOptions) (*server.Server, error) {
 		return nil, fmt.Errorf("cluster: nats-server %s did not start", o.Name)
 	}
 	return s, nil
+}
+
+// WaitJetStream waits until every server's JetStream answers: in a
+// cluster, a meta leader elected and each server current with it and with
+// the streams it holds. A freshly started cluster refuses requests ("no
+// responders") until then.
+func WaitJetStream(ctx context.Context, srvs ...*server.Server) error {
+	for _, s := range srvs {
+		for {
+			h := s.Healthz(nil)
+			if h.Status == "ok" && (!s.JetStreamIsClustered() || s.JetStreamIsCurrent()) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("cluster: JetStream of %s not ready: %s (%w)", s.Name(), h.Error, ctx.Err())
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return nil
 }
