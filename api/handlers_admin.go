@@ -7,8 +7,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kgctx/kgctx/compose/service"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
+	"github.com/kgctx/kgctx/policy"
 )
 
 type tokenRequest struct {
@@ -49,7 +51,8 @@ func (s *Server) handleCreateToken(c echo.Context) error {
 		req.ProjectIDs = []string{}
 	}
 	secret := auth.NewTokenSecret()
-	if err := s.app.Tokens.PutToken(secret, auth.Token{OrgID: req.OrgID, AgentID: req.AgentID, Role: req.Role, ProjectIDs: req.ProjectIDs}); err != nil {
+	if _, err := s.write(c, service.Write{Kind: service.WriteToken, TokenHash: auth.TokenHash(secret),
+		Token: &auth.Token{OrgID: req.OrgID, AgentID: req.AgentID, Role: req.Role, ProjectIDs: req.ProjectIDs}}); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, tokenResponse{Token: secret, OrgID: req.OrgID, AgentID: req.AgentID, Role: req.Role, ProjectIDs: req.ProjectIDs})
@@ -64,7 +67,10 @@ func (s *Server) handlePutPolicies(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.app.SetPolicies(string(body)); err != nil {
+	if _, err := policy.New(string(body)); err != nil {
+		return err // refused before it is written anywhere
+	}
+	if _, err := s.write(c, service.Write{Kind: service.WritePolicies, Doc: mustJSON(string(body))}); err != nil {
 		return err
 	}
 	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", []byte(s.app.PEP.Text()))

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kgctx/kgctx/compose"
+	"github.com/kgctx/kgctx/compose/service"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/engine/tripletio"
@@ -87,13 +88,14 @@ func (s *Server) handleImport(c echo.Context) error {
 	if err := checkWriteProjects(tok, t, ts, lines); err != nil {
 		return err
 	}
-	res, err := s.app.Import(c.Request().Context(), t, ts, engine.ImportOptions{AllowCrossOrg: tok.Role == auth.RoleOperator, Lines: lines})
+	wr, err := s.write(c, service.Write{Kind: service.WriteImport, Org: t.Org, Project: t.Project, Triplets: ts, Lines: lines,
+		AllowCrossOrg: tok.Role == auth.RoleOperator})
 	if err != nil {
 		s.metrics.triplets.WithLabelValues("rejected").Add(float64(len(ts)))
 		return err
 	}
-	s.metrics.triplets.WithLabelValues("accepted").Add(float64(res.Accepted))
-	return c.JSON(http.StatusOK, res)
+	s.metrics.triplets.WithLabelValues("accepted").Add(float64(wr.Import.Accepted))
+	return c.JSON(http.StatusOK, wr.Import)
 }
 
 func (s *Server) handleQuery(c echo.Context) error {
@@ -148,7 +150,7 @@ func (s *Server) handleDeleteNode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.app.Store.DeleteNode(c.Request().Context(), t, c.Param("nodeId")); err != nil {
+	if _, err := s.write(c, service.Write{Kind: service.WriteDeleteNode, Org: t.Org, Project: t.Project, ID: c.Param("nodeId")}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -166,7 +168,8 @@ func (s *Server) handleDeleteTriplet(c echo.Context) error {
 	if strings.TrimSpace(body.Source) == "" || strings.TrimSpace(body.Relationship) == "" || strings.TrimSpace(body.Target) == "" {
 		return fieldError("source, relationship and target are required")
 	}
-	if err := s.app.Store.DeleteTriplet(c.Request().Context(), t, body.Source, body.Relationship, body.Target); err != nil {
+	if _, err := s.write(c, service.Write{Kind: service.WriteDeleteTriplet, Org: t.Org, Project: t.Project,
+		Source: body.Source, Relationship: body.Relationship, Target: body.Target}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -180,7 +183,7 @@ func (s *Server) handleClear(c echo.Context) error {
 	if c.QueryParam("confirm") != "true" {
 		return fieldError("clearing a project's graph needs ?confirm=true")
 	}
-	if _, _, err := s.app.Store.ClearProject(c.Request().Context(), t); err != nil {
+	if _, err := s.write(c, service.Write{Kind: service.WriteClear, Org: t.Org, Project: t.Project}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -207,7 +210,7 @@ func (s *Server) handlePutPredicates(c echo.Context) error {
 	if err := decodeJSON(c, &p); err != nil {
 		return err
 	}
-	if err := s.app.Settings.SetPredicates(t, p); err != nil {
+	if _, err := s.write(c, service.Write{Kind: service.WritePredicates, Org: t.Org, Project: t.Project, Doc: mustJSON(p)}); err != nil {
 		return err
 	}
 	return s.handleGetPredicates(c)

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kgctx/kgctx/compose"
+	"github.com/kgctx/kgctx/compose/service"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/engine/sessionlog"
@@ -35,7 +36,7 @@ func (s *Server) handlePutMemoryConfig(c echo.Context) error {
 	if err := decodeJSON(c, &cfg); err != nil {
 		return err
 	}
-	if err := s.app.Settings.SetMemoryConfig(t, cfg); err != nil {
+	if _, err := s.write(c, service.Write{Kind: service.WriteMemoryConfig, Org: t.Org, Project: t.Project, Doc: mustJSON(cfg)}); err != nil {
 		return err
 	}
 	return s.handleGetMemoryConfig(c)
@@ -62,7 +63,7 @@ func (s *Server) handlePutPlan(c echo.Context) error {
 	if err := decodeJSON(c, &p); err != nil {
 		return err
 	}
-	if err := s.app.Settings.SetPlan(org, p); err != nil {
+	if _, err := s.write(c, service.Write{Kind: service.WritePlan, Org: org, Doc: mustJSON(p)}); err != nil {
 		return err
 	}
 	return s.handleGetPlan(c)
@@ -91,7 +92,8 @@ func (s *Server) handleAddObservations(c echo.Context) error {
 	if len(in) == 0 {
 		return fieldError("no observations in the body")
 	}
-	ids, err := s.app.Store.AddObservations(c.Request().Context(), t, in, engine.ImportOptions{})
+	wr, err := s.write(c, service.Write{Kind: service.WriteObservations, Org: t.Org, Project: t.Project, Observations: in})
+	ids := wr.IDs
 	if err != nil {
 		var ve *engine.ValidationError
 		if errors.As(err, &ve) {
@@ -119,7 +121,7 @@ func (s *Server) handleDeleteObservation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.app.Store.DeleteObservation(c.Request().Context(), t, c.Param("id")); err != nil {
+	if _, err := s.write(c, service.Write{Kind: service.WriteDeleteObservation, Org: t.Org, Project: t.Project, ID: c.Param("id")}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -263,13 +265,13 @@ func getConfig[T any](get func() (T, error)) echo.HandlerFunc {
 
 // putConfig replaces a configuration document (set validates it), then
 // answers the stored one.
-func putConfig[T any](get func() (T, error), set func(T) error) echo.HandlerFunc {
+func putConfig[T any](s *Server, kind string, get func() (T, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var v T
 		if err := decodeJSON(c, &v); err != nil {
 			return err
 		}
-		if err := set(v); err != nil {
+		if _, err := s.write(c, service.Write{Kind: kind, Doc: mustJSON(v)}); err != nil {
 			return err
 		}
 		return getConfig(get)(c)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kgctx/kgctx/api/mcp"
 	"github.com/kgctx/kgctx/compose"
+	"github.com/kgctx/kgctx/compose/service"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/engine/delivery"
@@ -55,9 +56,9 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodGet, path: "/v1/admin/orgs/:org/plan", minRole: auth.RoleOperator, summary: "An org's plan (feature flags).", resp: compose.OrgPlan{}, status: 200, h: s.handleGetPlan},
 		{method: http.MethodPut, path: "/v1/admin/orgs/:org/plan", minRole: auth.RoleOperator, summary: "Replace an org's plan.", req: compose.OrgPlan{}, resp: compose.OrgPlan{}, status: 200, errs: []int{422}, h: s.handlePutPlan},
 		{method: http.MethodGet, path: "/v1/admin/recall-matrix", minRole: auth.RoleOperator, summary: "The operator recall matrix.", resp: compose.RecallMatrix{}, status: 200, h: getConfig(s.app.Settings.RecallMatrix)},
-		{method: http.MethodPut, path: "/v1/admin/recall-matrix", minRole: auth.RoleOperator, summary: "Replace the recall matrix.", req: compose.RecallMatrix{}, resp: compose.RecallMatrix{}, status: 200, errs: []int{422}, h: putConfig(s.app.Settings.RecallMatrix, s.app.Settings.SetRecallMatrix)},
+		{method: http.MethodPut, path: "/v1/admin/recall-matrix", minRole: auth.RoleOperator, summary: "Replace the recall matrix.", req: compose.RecallMatrix{}, resp: compose.RecallMatrix{}, status: 200, errs: []int{422}, h: putConfig(s, service.WriteRecallMatrix, s.app.Settings.RecallMatrix)},
 		{method: http.MethodGet, path: "/v1/admin/budgets", minRole: auth.RoleOperator, summary: "Token budgets per work type (ContextBudgetConfig).", resp: compose.BudgetConfig{}, status: 200, h: getConfig(s.app.Settings.Budgets)},
-		{method: http.MethodPut, path: "/v1/admin/budgets", minRole: auth.RoleOperator, summary: "Replace the token budgets.", req: compose.BudgetConfig{}, resp: compose.BudgetConfig{}, status: 200, errs: []int{422}, h: putConfig(s.app.Settings.Budgets, s.app.Settings.SetBudgets)},
+		{method: http.MethodPut, path: "/v1/admin/budgets", minRole: auth.RoleOperator, summary: "Replace the token budgets.", req: compose.BudgetConfig{}, resp: compose.BudgetConfig{}, status: 200, errs: []int{422}, h: putConfig(s, service.WriteBudgets, s.app.Settings.Budgets)},
 		{method: http.MethodPost, path: proj + "/observations", minRole: auth.RoleImporter, importBody: true, summary: "Store one observation or an array of them (all or nothing).",
 			req: observationsBody{}, resp: idsResponse{}, status: 201, errs: []int{422, 503}, h: s.handleAddObservations},
 		{method: http.MethodGet, path: proj + "/observations/:id", minRole: auth.RoleAgent, summary: "One observation.", resp: engine.Observation{}, status: 200, errs: []int{404}, h: s.handleGetObservation},
@@ -89,7 +90,7 @@ func (s *Server) routeTable() []route {
 			resp: pendingResponse{}, status: 200, query: sessionOrgParam, h: s.handleDrain},
 		{method: http.MethodDelete, path: "/v1/sessions/:sessionId", minRole: auth.RoleAgent, summary: "Forget the session's in-memory injector state.", status: 204, query: sessionOrgParam, h: s.handleForget},
 		{method: http.MethodGet, path: "/v1/admin/in-session-config", minRole: auth.RoleOperator, summary: "The in-session injector's configuration.", resp: compose.InSessionConfig{}, status: 200, h: getConfig(s.app.Settings.InSessionConfig)},
-		{method: http.MethodPut, path: "/v1/admin/in-session-config", minRole: auth.RoleOperator, summary: "Replace the in-session injector's configuration.", req: compose.InSessionConfig{}, resp: compose.InSessionConfig{}, status: 200, errs: []int{422}, h: putConfig(s.app.Settings.InSessionConfig, s.app.Settings.SetInSessionConfig)},
+		{method: http.MethodPut, path: "/v1/admin/in-session-config", minRole: auth.RoleOperator, summary: "Replace the in-session injector's configuration.", req: compose.InSessionConfig{}, resp: compose.InSessionConfig{}, status: 200, errs: []int{422}, h: putConfig(s, service.WriteInSessionConfig, s.app.Settings.InSessionConfig)},
 
 		{method: http.MethodPost, path: "/v1/context/rag", minRole: auth.RoleAgent, summary: "Graph RAG: hybrid search over observations and nodes, then expansion over chosen predicates.",
 			req: ragRequestJSON{}, resp: compose.RAGBlock{}, status: 200, errs: []int{503}, h: s.handleRAG},

@@ -16,7 +16,9 @@ import (
 
 	"github.com/kgctx/kgctx/api/ui"
 
+	"encoding/json"
 	"github.com/kgctx/kgctx/engine/auth"
+	"strconv"
 )
 
 // Config configures a Server. Zero fields mean defaults.
@@ -253,4 +255,28 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	return s.http.Shutdown(ctx)
+}
+
+// SequenceHeader carries a write's place in the cluster's log
+// ("SHARD:SEQ"): a write answers it, and a request that sends back the
+// ones it got is served once this node has applied them (read your writes).
+// A single node answers none.
+const SequenceHeader = "X-Kgctx-Sequence"
+
+// write makes a change through the App's writer and, when the change went
+// through a cluster's log, answers its sequence.
+func (s *Server) write(c echo.Context, w service.Write) (service.WriteResult, error) {
+	res, err := s.app.Write(c.Request().Context(), w)
+	if res.Seq > 0 {
+		c.Response().Header().Set(SequenceHeader, res.Shard+":"+strconv.FormatUint(res.Seq, 10))
+	}
+	return res, err
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("BUG: a decoded request does not encode: " + err.Error())
+	}
+	return b
 }

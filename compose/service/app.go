@@ -64,6 +64,9 @@ type App struct {
 	// FeedbackAlpha is the EMA rate of session feedback (default 0.2).
 	FeedbackAlpha float64
 	Logger        *slog.Logger
+	// Writer carries the API's writes (Write); nil applies them here at
+	// once. A cluster node sets it before serving.
+	Writer Writer
 }
 
 // policyConfig is where the active policy text is kept.

@@ -81,6 +81,18 @@ func (s *Store) PutToken(secret string, t Token) error {
 	if len(secret) < 16 {
 		return fmt.Errorf("%w: a token must be at least 16 characters", engine.ErrInvalidInput)
 	}
+	return s.PutTokenHash(TokenHash(secret), t)
+}
+
+// TokenHash is what PutTokenHash keeps of a secret: a replicated token
+// write carries it, never the secret.
+func TokenHash(secret string) string { return tokenHash(secret) }
+
+// PutTokenHash stores a token by the hash of its secret (TokenHash).
+func (s *Store) PutTokenHash(h string, t Token) error {
+	if len(h) != 64 {
+		return fmt.Errorf("%w: a token hash is 64 hex digits", engine.ErrInvalidInput)
+	}
 	if !ValidRole(t.Role) {
 		return fmt.Errorf("%w: unknown role %q", engine.ErrInvalidInput, t.Role)
 	}
@@ -103,7 +115,6 @@ func (s *Store) PutToken(secret string, t Token) error {
 	if t.CreatedAt.IsZero() {
 		t.CreatedAt = time.Now().UTC()
 	}
-	h := tokenHash(secret)
 	v, err := json.Marshal(t)
 	if err != nil {
 		return err
