@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"github.com/kgctx/kgctx/compose/service"
 	"net"
 	"net/http"
 	"strconv"
@@ -53,6 +54,7 @@ var statusTable = []struct {
 	{engine.ErrConflict, http.StatusConflict, "conflict"},
 	{engine.ErrClosed, http.StatusServiceUnavailable, "shutting_down"},
 	{compose.ErrInvalidRequest, http.StatusBadRequest, "invalid_field"},
+	{service.ErrBadSequence, http.StatusBadRequest, "invalid_field"},
 	{index.ErrQueryTooLong, http.StatusBadRequest, "invalid_field"},
 	{policy.ErrInvalidPolicy, http.StatusUnprocessableEntity, "invalid_policy"},
 }
@@ -88,6 +90,9 @@ func toError(err error) *Error {
 	var ve *engine.ValidationError
 	if errors.As(err, &ve) {
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_triplets", Message: ve.Error(), Lines: ve.Lines}
+	}
+	if errors.Is(err, service.ErrUnavailable) {
+		return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: err.Error(), RetryAfter: 1}
 	}
 	for _, row := range statusTable {
 		if errors.Is(err, row.err) {

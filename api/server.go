@@ -38,7 +38,26 @@ type Config struct {
 	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
 	// Version is what the MCP endpoint reports to clients.
 	Version string
+	// Cluster, when set, makes this server one node of a cluster
+	// (api/cluster): requests wait for the log positions they name
+	// (SequenceHeader), and those of an org this node does not serve are
+	// proxied to one that does.
+	Cluster Cluster
 }
+
+// Cluster is what a cluster node gives the server.
+type Cluster interface {
+	// WaitApplied waits, within a bound, until this node has applied the
+	// log positions a request names (SequenceHeader's value).
+	WaitApplied(ctx context.Context, positions string) error
+	// Route answers "" when this node serves org's requests, else the
+	// base URL of a node that does.
+	Route(ctx context.Context, org string) (string, error)
+}
+
+// ProxiedHeader marks a request one node forwarded to another: it is
+// served where it lands, never forwarded again.
+const ProxiedHeader = "X-Kgctx-Proxied"
 
 // Timeout defaults (Config).
 const (
@@ -139,11 +158,20 @@ func (s *Server) wrap(r *route) echo.HandlerFunc {
 	if r.importBody {
 		limit = s.cfg.MaxImportBytes
 	}
+	routed := s.cfg.Cluster != nil && routedByOrg(r)
 	return func(c echo.Context) error {
 		req := c.Request()
+		if s.cfg.Cluster != nil {
+			// Read your writes: the token a request carries may be one
+			// its client just created, so this comes first.
+			if err := s.cfg.Cluster.WaitApplied(req.Context(), req.Header.Get(SequenceHeader)); err != nil {
+				return err
+			}
+		}
+		var tok auth.Token
 		if r.minRole != "" {
-			tok, err := s.authenticate(req)
-			if err != nil {
+			var err error
+			if tok, err = s.authenticate(req); err != nil {
 				return err
 			}
 			if roleRank[tok.Role] < roleRank[r.minRole] {
@@ -157,7 +185,13 @@ func (s *Server) wrap(r *route) echo.HandlerFunc {
 		req.Body = &trackedBody{ReadCloser: http.MaxBytesReader(c.Response(), req.Body, limit)}
 		ctx, cancel := context.WithTimeout(req.Context(), s.cfg.RequestTimeout)
 		defer cancel()
-		c.SetRequest(req.WithContext(ctx))
+		req = req.WithContext(ctx)
+		c.SetRequest(req)
+		if routed {
+			if done, err := s.route(c, r, tok); done || err != nil {
+				return err
+			}
+		}
 		return r.h(c)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,20 +15,15 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/kgctx/kgctx/compose/service"
 	"github.com/kgctx/kgctx/engine"
 )
 
-// Write is one replicated write, as published to a shard's stream.
-type Write struct {
-	Kind         string                    `json:"kind"` // "import" or "observations"
-	Org          string                    `json:"org"`
-	Project      string                    `json:"project"`
-	Triplets     []engine.TripletInput     `json:"triplets,omitempty"`
-	Observations []engine.ObservationInput `json:"observations,omitempty"`
-}
-
 // StreamName and Subject name a shard's stream and its write subject.
 func StreamName(cluster, shard string) string { return "kgctx_" + cluster + "_" + shard }
+
+// shardOfStream is the shard a StreamName names.
+func shardOfStream(stream string) string { return stream[strings.LastIndexByte(stream, '_')+1:] }
 func Subject(cluster, shard string) string    { return "kgctx." + cluster + "." + shard + ".w" }
 
 // EnsureShard creates the shard's stream (replicas copies) if it is not
@@ -37,14 +34,25 @@ func EnsureShard(ctx context.Context, js jetstream.JetStream, cluster, shard str
 	return err
 }
 
+// originHeader names the node that published a write and the write's
+// number there, so that its applier keeps the result for the waiting
+// request.
+const originHeader = "Kgctx-Origin"
+
 // Publish appends w to the shard's stream and returns its sequence once
 // JetStream has acknowledged it: stored on a majority of the replicas.
-func Publish(ctx context.Context, js jetstream.JetStream, cluster, shard string, w Write) (uint64, error) {
+// origin ("" for none) is the originHeader.
+func Publish(ctx context.Context, js jetstream.JetStream, cluster, shard string, w service.Write, origin string) (uint64, error) {
 	b, err := json.Marshal(w)
 	if err != nil {
 		return 0, err
 	}
-	ack, err := js.Publish(ctx, Subject(cluster, shard), b)
+	msg := nats.NewMsg(Subject(cluster, shard))
+	msg.Data = b
+	if origin != "" {
+		msg.Header.Set(originHeader, origin)
+	}
+	ack, err := js.PublishMsg(ctx, msg)
 	if err != nil {
 		return 0, fmt.Errorf("cluster: publish to %s: %w", shard, err)
 	}
@@ -59,21 +67,36 @@ func Publish(ctx context.Context, js jetstream.JetStream, cluster, shard string,
 // the write, and a write applied twice (a crash between the two) changes
 // nothing the second time (imports merge; observations keep their id).
 type Applier struct {
-	st     *engine.Store
+	app    *service.App
 	js     jetstream.JetStream
 	stream string
 	key    []byte
+	origin string // this node's originHeader prefix ("" keeps no results)
+	log    *slog.Logger
 
 	mu      sync.Mutex
 	applied uint64
 	changed chan struct{} // closed and replaced at every applied write
+	results map[uint64]applied
 }
 
-// NewApplier reads the sequence st has applied of the shard's stream.
-func NewApplier(st *engine.Store, js jetstream.JetStream, cluster, shard string) (*Applier, error) {
-	a := &Applier{st: st, js: js, stream: StreamName(cluster, shard), changed: make(chan struct{})}
+// applied is the outcome of a write this node published.
+type applied struct {
+	res service.WriteResult
+	err error
+}
+
+// NewApplier reads the sequence app's store has applied of the shard's
+// stream. origin is this node's id: the results of the writes it
+// published are kept for Result.
+func NewApplier(app *service.App, js jetstream.JetStream, cluster, shard, origin string) (*Applier, error) {
+	a := &Applier{app: app, js: js, stream: StreamName(cluster, shard), changed: make(chan struct{}), origin: origin,
+		results: map[uint64]applied{}, log: app.Logger}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
 	a.key = append([]byte{engine.PrefixCluster}, a.stream...)
-	v, err := st.KV().Get(a.key)
+	v, err := app.Store.KV().Get(a.key)
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
 	case err != nil:
@@ -110,16 +133,36 @@ func (a *Applier) WaitFor(ctx context.Context, seq uint64) error {
 	}
 }
 
+// Result waits until seq is applied and returns what applying it did,
+// for a write this node published (else an empty result).
+func (a *Applier) Result(ctx context.Context, seq uint64) (service.WriteResult, error) {
+	if err := a.WaitFor(ctx, seq); err != nil {
+		return service.WriteResult{}, err
+	}
+	a.mu.Lock()
+	r, ok := a.results[seq]
+	delete(a.results, seq)
+	a.mu.Unlock()
+	if !ok {
+		return service.WriteResult{Seq: seq}, nil
+	}
+	return r.res, r.err
+}
+
+// keptResults bounds the results kept for requests that gave up waiting.
+const keptResults = 4096
+
 // Run applies the stream until ctx is done. NATS errors (a stream leader
 // being elected, a server restarting) are waited out: the consumer is made
-// again from the sequence after the last applied. An error of the store
-// stops it.
+// again from the sequence after the last applied. A write this replica
+// fails to apply for a reason of its own (the store, the embedder) is
+// tried again, never skipped: skipping would make it differ from the
+// others.
 func (a *Applier) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		err := a.follow(ctx)
-		var se storeError
-		if errors.As(err, &se) {
-			return se.err
+		if err != nil && ctx.Err() == nil {
+			a.log.Warn("cluster: applying the log", "stream", a.stream, "applied", a.Applied(), "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -128,11 +171,6 @@ func (a *Applier) Run(ctx context.Context) error {
 	}
 	return nil
 }
-
-// storeError is an error of applying a write, which retrying would repeat.
-type storeError struct{ err error }
-
-func (e storeError) Error() string { return e.err.Error() }
 
 // follow reads the stream from the sequence after the last applied until
 // an error.
@@ -160,43 +198,44 @@ func (a *Applier) follow(ctx context.Context) error {
 		if md.Sequence.Stream <= a.Applied() {
 			continue
 		}
-		if err := a.apply(ctx, md.Sequence.Stream, md.Timestamp, m.Data()); err != nil {
-			return storeError{fmt.Errorf("cluster: apply %s #%d: %w", a.stream, md.Sequence.Stream, err)}
+		if err := a.apply(ctx, md.Sequence.Stream, md.Timestamp, m.Headers().Get(originHeader), m.Data()); err != nil {
+			return fmt.Errorf("cluster: apply %s #%d: %w", a.stream, md.Sequence.Stream, err)
 		}
 	}
 }
 
-func (a *Applier) apply(ctx context.Context, seq uint64, at time.Time, data []byte) error {
-	var w Write
-	if err := json.Unmarshal(data, &w); err != nil {
-		return err
-	}
-	t := engine.Tenant{Org: w.Org, Project: w.Project}
-	o := engine.ImportOptions{Now: at.UTC(), IDs: engine.NewIDSource([]byte(fmt.Sprintf("%s/%d", a.stream, seq)))}
-	var err error
-	switch w.Kind {
-	case "import":
-		_, err = a.st.Import(ctx, t, w.Triplets, o)
-	case "observations":
-		_, err = a.st.AddObservations(ctx, t, w.Observations, o)
-	default:
-		err = fmt.Errorf("unknown write kind %q", w.Kind)
-	}
+func (a *Applier) apply(ctx context.Context, seq uint64, at time.Time, origin string, data []byte) error {
+	var w service.Write
+	var res service.WriteResult
+	err := json.Unmarshal(data, &w)
 	if err != nil {
-		// A write the store refuses was refused on every replica alike
-		// (validation is deterministic): it is skipped, and recorded.
-		var ve *engine.ValidationError
-		if !errors.As(err, &ve) {
-			return err
-		}
+		err = fmt.Errorf("%w: undecodable write: %v", engine.ErrInvalidInput, err)
+	} else {
+		res, err = a.app.Apply(ctx, w, service.ApplyOptions{Now: at.UTC(), IDs: engine.NewIDSource([]byte(fmt.Sprintf("%s/%d", a.stream, seq)))})
 	}
+	if err != nil && !service.Refused(err) {
+		return err // this replica's own failure: try again
+	}
+	// A refused write was refused on every replica alike; it is recorded
+	// as applied and answered with its error.
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], seq)
-	if err := a.st.KV().Update(func(txn *badger.Txn) error { return txn.Set(a.key, b[:]) }); err != nil {
+	if err := a.app.Store.KV().Update(func(txn *badger.Txn) error { return txn.Set(a.key, b[:]) }); err != nil {
 		return err
 	}
+	res.Seq, res.Shard = seq, shardOfStream(a.stream)
 	a.mu.Lock()
 	a.applied = seq
+	if a.origin != "" && origin == a.origin {
+		a.results[seq] = applied{res, err}
+		if len(a.results) > keptResults {
+			for s := range a.results {
+				if s+keptResults < seq {
+					delete(a.results, s)
+				}
+			}
+		}
+	}
 	close(a.changed)
 	a.changed = make(chan struct{})
 	a.mu.Unlock()

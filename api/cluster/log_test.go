@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kgctx/kgctx/engine"
-	"github.com/kgctx/kgctx/engine/enginetest"
+	"github.com/kgctx/kgctx/compose/service"
 )
 
 // snapshot lists a project's triplets with their node ids.
@@ -55,14 +55,14 @@ func TestReplicasApplyInOrder(t *testing.T) {
 	}
 	ten := engine.Tenant{Org: "org_a", Project: "p"}
 	type replica struct {
-		st   *engine.Store
+		app  *service.App
 		dir  string
 		ap   *Applier
 		stop context.CancelFunc
 		done chan error
 	}
 	start := func(r *replica, js jetstream.JetStream) {
-		ap, err := NewApplier(r.st, js, "test", "s0")
+		ap, err := NewApplier(r.app, js, "test", "s0", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,8 +72,8 @@ func TestReplicasApplyInOrder(t *testing.T) {
 	}
 	reps := make([]*replica, 3)
 	for i := range reps {
-		st, dir := enginetest.OpenDir(t, nil)
-		reps[i] = &replica{st: st, dir: dir}
+		dir := t.TempDir()
+		reps[i] = &replica{app: openApp(t, dir), dir: dir}
 		start(reps[i], jsOf(t, srvs[i]))
 	}
 	publish := func(from, n int) uint64 {
@@ -85,12 +85,12 @@ func TestReplicasApplyInOrder(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for i := from + w; i < from+n; i += 4 {
-					wr := Write{Kind: "import", Org: ten.Org, Project: ten.Project, Triplets: []engine.TripletInput{
+					wr := service.Write{Kind: service.WriteImport, Org: ten.Org, Project: ten.Project, Triplets: []engine.TripletInput{
 						{Source: fmt.Sprintf("svc_%d", i), Relationship: "calls", Target: fmt.Sprintf("svc_%d", i/3)}}}
 					if i%5 == 0 {
-						wr = Write{Kind: "observations", Org: ten.Org, Project: ten.Project, Observations: []engine.ObservationInput{{Content: fmt.Sprintf("note %d", i)}}}
+						wr = service.Write{Kind: service.WriteObservations, Org: ten.Org, Project: ten.Project, Observations: []engine.ObservationInput{{Content: fmt.Sprintf("note %d", i)}}}
 					}
-					seq, err := Publish(ctx, js, "test", "s0", wr)
+					seq, err := Publish(ctx, js, "test", "s0", wr, "")
 					if err != nil {
 						t.Error(err)
 						return
@@ -115,12 +115,12 @@ func TestReplicasApplyInOrder(t *testing.T) {
 			t.Fatalf("replica %d: %v (applied %d of %d)", i, err, r.ap.Applied(), last)
 		}
 	}
-	want := snapshot(t, reps[0].st, ten)
+	want := snapshot(t, reps[0].app.Store, ten)
 	if len(want) == 0 {
 		t.Fatal("nothing applied")
 	}
 	for i, r := range reps[1:] {
-		if got := snapshot(t, r.st, ten); !slices.Equal(got, want) {
+		if got := snapshot(t, r.app.Store, ten); !slices.Equal(got, want) {
 			t.Fatalf("replica %d differs from replica 0:\n%v\n%v", i+1, got, want)
 		}
 	}
@@ -129,11 +129,11 @@ func TestReplicasApplyInOrder(t *testing.T) {
 	r.stop()
 	<-r.done
 	stopped := r.ap.Applied()
-	if err := r.st.Close(); err != nil {
+	if err := closeApp(r.app); err != nil {
 		t.Fatal(err)
 	}
 	last = publish(60, 40)
-	r.st = enginetest.OpenAt(t, r.dir, nil)
+	r.app = openApp(t, r.dir)
 	start(r, jsOf(t, srvs[2]))
 	if got := r.ap.Applied(); got != stopped {
 		t.Fatalf("reopened at sequence %d, had applied %d", got, stopped)
@@ -148,9 +148,9 @@ func TestReplicasApplyInOrder(t *testing.T) {
 			t.Fatalf("replica %d: %v (applied %d)", i, err, r.ap.Applied())
 		}
 	}
-	want = snapshot(t, reps[0].st, ten)
+	want = snapshot(t, reps[0].app.Store, ten)
 	for i, r := range reps[1:] {
-		if got := snapshot(t, r.st, ten); !slices.Equal(got, want) {
+		if got := snapshot(t, r.app.Store, ten); !slices.Equal(got, want) {
 			t.Fatalf("after the restart, replica %d differs:\n%v\n%v", i+1, got, want)
 		}
 	}
@@ -158,4 +158,26 @@ func TestReplicasApplyInOrder(t *testing.T) {
 		r.stop()
 		<-r.done
 	}
+}
+
+// openApp opens an App on dir, closed at the test's end unless closed
+// before.
+func openApp(t *testing.T, dir string) *service.App {
+	t.Helper()
+	app, err := service.Open(context.Background(), service.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeApp(app) })
+	return app
+}
+
+var closed sync.Map
+
+// closeApp closes app once.
+func closeApp(app *service.App) error {
+	if _, done := closed.LoadOrStore(app, true); done {
+		return nil
+	}
+	return app.Close()
 }

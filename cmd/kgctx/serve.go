@@ -42,6 +42,8 @@ func serveCmd() *command {
 			idleTimeout := fs.Duration("idle-timeout", api.DefaultIdleTimeout, "how long a kept-alive connection may wait for its next request")
 			var tune tuning
 			tune.register(fs)
+			var cl clusterFlags
+			cl.register(fs)
 			return func(ctx context.Context, c *call) error {
 				if len(c.args) > 0 {
 					return c.usagef("unexpected argument %q", c.args[0])
@@ -78,7 +80,10 @@ func serveCmd() *command {
 						return c.usagef("--%s must be positive", d.name)
 					}
 				}
-				return serve(ctx, c, cfg, *addr, *adminToken, *metricsAddr, api.Config{MaxImportBytes: *maxImport, MaxBodyBytes: *maxBody,
+				if err := cl.check(*addr, *adminToken); err != nil {
+					return c.usagef("%v", err)
+				}
+				return serve(ctx, c, cfg, *addr, *adminToken, *metricsAddr, cl, api.Config{MaxImportBytes: *maxImport, MaxBodyBytes: *maxBody,
 					ReadHeaderTimeout: *readHeader, ReadTimeout: *readTimeout, IdleTimeout: *idleTimeout, Version: buildVersion()})
 			}
 		},
@@ -89,7 +94,7 @@ func serveCmd() *command {
 // and serves until ctx is done. The listener is bound first: a second
 // server on a busy port fails before it touches the data directory (no
 // store created, no admin.token or token written).
-func serve(ctx context.Context, c *call, cfg service.Config, addr, adminToken, metricsAddr string, scfg api.Config) error {
+func serve(ctx context.Context, c *call, cfg service.Config, addr, adminToken, metricsAddr string, cl clusterFlags, scfg api.Config) error {
 	log := cfg.Logger
 	start := time.Now()
 	listen := func(addr, flag string) (net.Listener, error) {
@@ -137,6 +142,15 @@ func serve(ctx context.Context, c *call, cfg service.Config, addr, adminToken, m
 	}
 	if cfg.Embedder != nil {
 		checkEmbedder(ctx, app, c.stderr)
+	}
+	if cl.name != "" {
+		node, err := cl.start(ctx, app, cfg.DataDir, ln.Addr().String(), log)
+		if err != nil {
+			return err
+		}
+		defer node.Close()
+		app.Writer, scfg.Cluster = node, node
+		fmt.Fprintf(c.stdout, "kgctx node %s of cluster %s (shards %s)\n", cl.nodeID, cl.name, strings.Join(node.Status().Serving, " "))
 	}
 	scfg.App = app
 	srv, err := api.New(scfg)

@@ -183,3 +183,13 @@ func Refused(err error) bool {
 	}
 	return false
 }
+
+// Errors of a clustered write path (api/cluster).
+var (
+	// ErrUnavailable: the log or the nodes a request needs are out of
+	// reach; nothing was changed, or the change is not yet visible here.
+	ErrUnavailable = errors.New("cluster unavailable")
+	// ErrBadSequence: a request named a log position that is not
+	// SHARD:SEQ.
+	ErrBadSequence = errors.New("bad log position")
+)

@@ -1,0 +1,87 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kgctx/kgctx/engine/auth"
+)
+
+// routedByOrg reports whether a route acts on one org's data, so that a
+// cluster serves it on a node holding the org (the /v1 routes but whoami
+// and the operator's cluster-wide settings).
+func routedByOrg(r *route) bool {
+	switch {
+	case r.minRole == "", !strings.HasPrefix(r.path, "/v1/"), r.path == "/v1/whoami":
+		return false
+	case strings.HasPrefix(r.path, "/v1/admin/"):
+		return strings.Contains(r.path, ":org")
+	}
+	return true
+}
+
+// route serves the request from the node that serves its org when that is
+// not this one: it reports done once the answer is proxied.
+func (s *Server) route(c echo.Context, r *route, tok auth.Token) (done bool, err error) {
+	req := c.Request()
+	org, err := s.orgOf(c, r, tok)
+	if err != nil || org == "" {
+		return false, err // the handler refuses what is wrong
+	}
+	if req.Header.Get(ProxiedHeader) != "" {
+		return false, nil // served where it lands
+	}
+	target, err := s.cfg.Cluster.Route(req.Context(), org)
+	if err != nil || target == "" {
+		return false, err
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return false, err
+	}
+	p := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(u)
+			pr.Out.Header.Set(ProxiedHeader, "1")
+		},
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			s.errorHandler(apiErr(http.StatusServiceUnavailable, "unavailable", "the node serving org %s (%s) did not answer: %v", org, target, err), c)
+		},
+	}
+	p.ServeHTTP(c.Response(), req)
+	return true, nil
+}
+
+// orgOf is the org a request acts on: the path's, else the orgId query
+// parameter's or JSON body's (operators name the org so), else the
+// token's.
+func (s *Server) orgOf(c echo.Context, r *route, tok auth.Token) (string, error) {
+	if strings.Contains(r.path, ":org") {
+		return c.Param("org"), nil
+	}
+	if o := c.QueryParam("orgId"); o != "" {
+		return o, nil
+	}
+	req := c.Request()
+	if r.req != nil && !r.importBody && req.Body != nil && req.Method != http.MethodGet {
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return "", err
+		}
+		req.Body = &trackedBody{ReadCloser: io.NopCloser(bytes.NewReader(body)), done: true}
+		var v struct {
+			OrgID string `json:"orgId"`
+		}
+		if json.Unmarshal(body, &v) == nil && v.OrgID != "" {
+			return v.OrgID, nil
+		}
+	}
+	return tok.OrgID, nil
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kgctx/kgctx/api/cluster"
+	"github.com/kgctx/kgctx/compose/service"
+)
+
+// clusterFlags are serve's flags for running as a node of a cluster
+// (README "Running a cluster").
+type clusterFlags struct {
+	name, nodeID, natsURL, routes, advertise, shards string
+	embed                                            bool
+	natsPort, natsClusterPort, replicas              int
+	readWait                                         time.Duration
+}
+
+func (f *clusterFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.name, "cluster", "", "run as a node of this cluster (on NATS JetStream); without it kgctx runs alone and needs no NATS")
+	fs.StringVar(&f.nodeID, "node-id", "", "this node's id in the cluster (with --cluster)")
+	fs.StringVar(&f.natsURL, "nats-url", "", "the NATS cluster to join, nats://HOST:PORT[,...] (with --cluster)")
+	fs.BoolVar(&f.embed, "nats-embed", false, "start an embedded nats-server with JetStream in this process (with --cluster), its data under DIR/nats")
+	fs.StringVar(&f.routes, "nats-routes", "", "with --nats-embed: the NATS route URLs of every server of the NATS cluster, nats://HOST:PORT,... (this one's included)")
+	fs.IntVar(&f.natsPort, "nats-port", 4222, "with --nats-embed: the NATS client port (127.0.0.1)")
+	fs.IntVar(&f.natsClusterPort, "nats-cluster-port", 6222, "with --nats-embed and --nats-routes: this server's NATS route port")
+	fs.StringVar(&f.advertise, "advertise", "", "this node's HTTP URL for the other nodes (default http:// and the --addr it listens on)")
+	fs.StringVar(&f.shards, "shards", "s0,s1,s2", "the shard ids the cluster's first node writes to the placement map")
+	fs.IntVar(&f.replicas, "replicas", 3, "copies of every shard's log in JetStream and nodes applying each shard (at most the NATS servers)")
+	fs.DurationVar(&f.readWait, "read-wait", 10*time.Second, "how long a request waits for the log positions it names in X-Kgctx-Sequence")
+}
+
+func (f *clusterFlags) check(addr, adminToken string) error {
+	if f.name == "" {
+		if f.nodeID != "" || f.natsURL != "" || f.embed || f.routes != "" || f.advertise != "" {
+			return errors.New("--node-id, --nats-url, --nats-embed, --nats-routes and --advertise need --cluster NAME")
+		}
+		return nil
+	}
+	if f.nodeID == "" {
+		return errors.New("--cluster needs --node-id ID")
+	}
+	if (f.natsURL == "") == !f.embed {
+		return errors.New("--cluster needs --nats-url URL (an existing NATS cluster) or --nats-embed, one of them")
+	}
+	if f.routes != "" && !f.embed {
+		return errors.New("--nats-routes goes with --nats-embed")
+	}
+	if adminToken == "" && os.Getenv("KGCTX_ADMIN_TOKEN") == "" {
+		return errors.New("a cluster node needs the operator token given (--admin-token or $KGCTX_ADMIN_TOKEN), the same on every node")
+	}
+	if f.replicas < 1 {
+		return errors.New("--replicas must be at least 1")
+	}
+	if f.readWait <= 0 {
+		return errors.New("--read-wait must be positive")
+	}
+	return nil
+}
+
+// start joins the cluster. listenAddr is where the API listens.
+func (f *clusterFlags) start(ctx context.Context, app *service.App, dataDir, listenAddr string, log *slog.Logger) (*cluster.Node, error) {
+	adv := f.advertise
+	if adv == "" {
+		host, port, err := net.SplitHostPort(listenAddr)
+		if err != nil {
+			return nil, err
+		}
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			host = "127.0.0.1"
+		}
+		adv = "http://" + net.JoinHostPort(host, port)
+	}
+	if _, err := url.Parse(adv); err != nil {
+		return nil, fmt.Errorf("--advertise: %w", err)
+	}
+	cfg := cluster.Config{Cluster: f.name, NodeID: f.nodeID, NATSURL: f.natsURL, Advertise: adv,
+		Replicas: f.replicas, ReadWait: f.readWait, Logger: log}
+	for _, s := range strings.Split(f.shards, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			cfg.Shards = append(cfg.Shards, s)
+		}
+	}
+	if f.embed {
+		e := &cluster.EmbedOptions{Name: f.nodeID, StoreDir: filepath.Join(dataDir, "nats"), Port: f.natsPort}
+		if f.routes != "" {
+			e.Cluster, e.ClusterPort = f.name, f.natsClusterPort
+			for _, r := range strings.Split(f.routes, ",") {
+				if r = strings.TrimSpace(r); r != "" {
+					e.Routes = append(e.Routes, r)
+				}
+			}
+		}
+		cfg.Embed = e
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	n, err := cluster.Start(ctx, app, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("join cluster %s as %s: %w", f.name, f.nodeID, err)
+	}
+	return n, nil
+}
