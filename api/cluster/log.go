@@ -23,8 +23,8 @@ import (
 func StreamName(cluster, shard string) string { return "kgctx_" + cluster + "_" + shard }
 
 // shardOfStream is the shard a StreamName names.
-func shardOfStream(stream string) string { return stream[strings.LastIndexByte(stream, '_')+1:] }
-func Subject(cluster, shard string) string    { return "kgctx." + cluster + "." + shard + ".w" }
+func shardOfStream(stream string) string   { return stream[strings.LastIndexByte(stream, '_')+1:] }
+func Subject(cluster, shard string) string { return "kgctx." + cluster + "." + shard + ".w" }
 
 // EnsureShard creates the shard's stream (replicas copies) if it is not
 // there.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/compose/service"
+	"github.com/kgctx/kgctx/engine"
 )
 
 // snapshot lists a project's triplets with their node ids.
