@@ -35,12 +35,15 @@ func (s *Server) route(c echo.Context, r *route, tok auth.Token) (done bool, err
 	if err != nil || org == "" {
 		return false, err // the handler refuses what is wrong
 	}
-	if req.Header.Get(ProxiedHeader) != "" {
-		return false, nil // served where it lands
-	}
 	target, err := s.cfg.Cluster.Route(req.Context(), org)
 	if err != nil || target == "" {
 		return false, err
+	}
+	if req.Header.Get(ProxiedHeader) != "" {
+		// Forwarded here by a node whose view of the cluster is a beat
+		// old: this node has stopped applying the org's shard, and its
+		// store would answer from the past. Never forwarded twice.
+		return false, apiErr(http.StatusServiceUnavailable, "unavailable", "this node no longer serves org %s; retry", org).retry(1)
 	}
 	u, err := url.Parse(target)
 	if err != nil {

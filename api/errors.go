@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"fmt"
-	"github.com/kgctx/kgctx/compose/service"
 	"net"
 	"net/http"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kgctx/kgctx/compose"
+	"github.com/kgctx/kgctx/compose/service"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/index"
@@ -30,6 +30,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// retry sets RetryAfter.
+func (e *Error) retry(seconds int) *Error { e.RetryAfter = seconds; return e }
 
 type errorBody struct {
 	Error *Error `json:"error" oas:"required"`

@@ -85,3 +85,10 @@ func (s *Server) handleWhoami(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, whoamiResponse{OrgID: tok.OrgID, AgentID: tok.AgentID, Role: tok.Role, ProjectIDs: projects})
 }
+
+func (s *Server) handleClusterStatus(c echo.Context) error {
+	if s.cfg.Cluster == nil {
+		return apiErr(http.StatusNotFound, "not_found", "this server runs alone, not as a node of a cluster")
+	}
+	return c.JSON(http.StatusOK, s.cfg.Cluster.Status())
+}

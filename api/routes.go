@@ -30,6 +30,8 @@ func (s *Server) routeTable() []route {
 
 		{method: http.MethodPost, path: "/v1/admin/tokens", minRole: auth.RoleOperator, summary: "Create a bearer token for an org's agent, importer or org admin.",
 			req: tokenRequest{}, resp: tokenResponse{}, status: 201, h: s.handleCreateToken},
+		{method: http.MethodGet, path: "/v1/admin/cluster", minRole: auth.RoleOperator, summary: "This node's view of its cluster: shards applied and served, live members (404 when kgctx runs alone).",
+			resp: ClusterStatus{}, status: 200, errs: []int{404}, h: s.handleClusterStatus},
 		{method: http.MethodGet, path: "/v1/admin/policies", minRole: auth.RoleOperator, summary: "The Cedar policy set in force (text/plain).", resp: textBody{}, status: 200, h: s.handleGetPolicies},
 		{method: http.MethodPut, path: "/v1/admin/policies", minRole: auth.RoleOperator, summary: "Replace the Cedar policy set (text/plain); 422 and no change if invalid.",
 			req: textBody{}, resp: textBody{}, status: 200, errs: []int{422}, h: s.handlePutPolicies},

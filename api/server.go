@@ -53,6 +53,28 @@ type Cluster interface {
 	// Route answers "" when this node serves org's requests, else the
 	// base URL of a node that does.
 	Route(ctx context.Context, org string) (string, error)
+	// Status is the node's view of the cluster.
+	Status() ClusterStatus
+}
+
+// ClusterStatus is a cluster node's view of the cluster
+// (GET /v1/admin/cluster).
+type ClusterStatus struct {
+	Cluster string `json:"cluster"`
+	Node    string `json:"node"`
+	// Applied is, per shard this node applies, the last log sequence it
+	// applied.
+	Applied map[string]uint64 `json:"applied"`
+	// Serving are the shards this node has caught up with and serves.
+	Serving []string        `json:"serving"`
+	Members []ClusterMember `json:"members"`
+}
+
+// ClusterMember is a live node of the cluster.
+type ClusterMember struct {
+	ID      string   `json:"id"`
+	URL     string   `json:"url"`
+	Serving []string `json:"serving"`
 }
 
 // ProxiedHeader marks a request one node forwarded to another: it is

@@ -169,6 +169,39 @@ func TestReplicatedStreamAndPlacement(t *testing.T) {
 		if got, err := q.ShardOf(ctx, "org_big"); err != nil || got != "s1" {
 			t.Errorf("server %d: org_big on %s (%v), want the override s1", i, got, err)
 		}
+		// A watched copy answers the same, and follows changes.
+		if i == 0 {
+			if err := q.Watch(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := q.ShardOf(ctx, "org_big"); got != "s1" {
+				t.Errorf("watched: org_big on %s", got)
+			}
+			if err := p.Override(ctx, "org_big", "s2"); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for got, _ := q.ShardOf(ctx, "org_big"); got != "s2"; got, _ = q.ShardOf(ctx, "org_big") {
+				if time.Now().After(deadline) {
+					t.Fatalf("watched copy still places org_big on %s after the override moved it to s2", got)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if err := p.Override(ctx, "org_big", ""); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := ShardOf("org_big", []string{"s0", "s1", "s2"}, nil)
+			deadline = time.Now().Add(5 * time.Second)
+			for got, _ := q.ShardOf(ctx, "org_big"); got != want; got, _ = q.ShardOf(ctx, "org_big") {
+				if time.Now().After(deadline) {
+					t.Fatalf("watched copy places org_big on %s after its override was removed, want %s", got, want)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if err := p.Override(ctx, "org_big", "s1"); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
 

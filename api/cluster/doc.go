@@ -1,19 +1,53 @@
-// Package cluster is kgctx's scale-out on NATS JetStream (issue 13), in
-// progress: this branch has the foundations only, not yet wired into
-// serve.
+// Package cluster is kgctx's scale-out on NATS JetStream: `kgctx serve
+// --cluster` runs a Node, which the API uses to write and to route.
 //
-// Design. Orgs are placed on shards by rendezvous hashing over the shard
-// ids (Placement), overridable per org; the placement map lives in a
-// JetStream key-value bucket. Each shard is a JetStream stream with three
-// replicas; a write is published to its org's shard and acknowledged to
-// the client after JetStream's replicated ack, with the stream sequence it
-// got; every kgctx replica of the shard applies the stream in order to its
-// own Badger, recording the applied sequence. Reads wait, within a bound,
-// for the sequence a client names. Leases are compare-and-set entries of
-// a key-value bucket; the inject queue is in the shard's stream.
+// Placement. Orgs are placed on shards by rendezvous hashing over the
+// shard ids (ShardOf), overridable per org; the shard list and the
+// overrides live in a JetStream key-value bucket (Placement), which every
+// node watches and keeps a copy of. Each shard is a JetStream stream with
+// Config.Replicas copies; a further stream, GlobalShard, carries the
+// writes every node needs (tokens, policies, operator settings).
 //
-// Still to build before serve --cluster exists: a deterministic write
-// path (ids and timestamps drawn from the message, not at apply time), the
-// applier and its durable sequence, read-your-writes, proxying, leases and
-// injects, the SIGKILL and join tests, the bench.
+// Members. Every node writes its record (id, advertised URL, shards it
+// serves) to a members bucket each second; a record older than six
+// seconds is a dead node. A shard is held by the Replicas live members of
+// highest rendezvous weight for it (every member, for the global log).
+// A node that comes to hold a shard applies its log from where its store
+// stopped (from the start for a new node) and serves it once caught up
+// with the log as it stood when it began; a node that no longer holds a
+// shard keeps applying it until every holder serves it, so an org always
+// has a node answering in full.
+//
+// Writes. The API turns every write into a service.Write and hands it to
+// Node.Write, which publishes it to the org's shard (Publish) and returns
+// once JetStream acknowledged it (stored on a majority of the stream's
+// replicas) and this node applied it, with its sequence; the API answers
+// the position in the X-Kgctx-Sequence header. Every holder runs an
+// Applier: it reads the stream in order from the sequence after the last
+// it recorded, applies each write with service.App.Apply, with ids drawn
+// from the stream's name and sequence and the time JetStream stamped on
+// the message (so every replica ends byte-identical), and records the
+// sequence in its store. A restart resumes there; a write applied twice
+// (a crash between the write and the record) changes nothing the second
+// time. A write the service refuses (invalid input) is refused alike on
+// every replica and recorded as applied; any other failure is retried,
+// never skipped.
+//
+// Reads. Any node that serves the org's shard answers; the others proxy
+// the request to one that does (marked X-Kgctx-Proxied, never forwarded
+// twice; a node that has stopped serving the shard answers such a request
+// 503 rather than from its past). A request naming positions in
+// X-Kgctx-Sequence waits, within Config.ReadWait, until this node has
+// applied them: read-your-writes on any node. Authentication, scopes and
+// the Cedar check run on the answering node, with the tokens and policies
+// of the global log.
+//
+// Failures. With NATS out of reach or without a quorum, a write is
+// refused with service.ErrUnavailable (503, nothing written) and reads go
+// on from what each node applied. An Applier waits out NATS errors and
+// makes its consumer again when it idles while the stream has more.
+//
+// Not yet cluster-wide: session leases, the inject queue, injection logs
+// and feedback stay in the store of the node that takes the request
+// (issue 13, item 4).
 package cluster

@@ -180,14 +180,24 @@ func (a *Applier) follow(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster: consumer of %s: %w", a.stream, err)
 	}
+	idle := 0
 	for {
 		m, err := c.Next(jetstream.FetchMaxWait(time.Second))
 		if ctx.Err() != nil {
 			return nil
 		}
 		if errors.Is(err, jetstream.ErrNoMessages) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
-			continue // nothing new within the wait: ask again
+			// Nothing new within the wait. Every few idle waits, make sure
+			// the consumer is not stranded (its server died): when the
+			// stream has more than was applied, make it again.
+			if idle++; idle%3 == 0 {
+				if behind, err := a.behind(ctx); err != nil || behind {
+					return fmt.Errorf("cluster: consumer of %s idle while the stream has more (%v)", a.stream, err)
+				}
+			}
+			continue
 		}
+		idle = 0
 		if err != nil {
 			return err
 		}
@@ -202,6 +212,21 @@ func (a *Applier) follow(ctx context.Context) error {
 			return fmt.Errorf("cluster: apply %s #%d: %w", a.stream, md.Sequence.Stream, err)
 		}
 	}
+}
+
+// behind reports whether the stream holds writes past the applied one.
+func (a *Applier) behind(ctx context.Context) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := a.js.Stream(ctx, a.stream)
+	if err != nil {
+		return false, err
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return false, err
+	}
+	return info.State.LastSeq > a.Applied(), nil
 }
 
 func (a *Applier) apply(ctx context.Context, seq uint64, at time.Time, origin string, data []byte) error {

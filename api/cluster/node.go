@@ -174,6 +174,9 @@ func Start(ctx context.Context, app *service.App, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	if err := retry(ctx, func(ctx context.Context) error { return n.place.Watch(n.ctx) }); err != nil {
+		return nil, err
+	}
 	if err := n.beat(ctx); err != nil {
 		return nil, err
 	}
@@ -276,6 +279,11 @@ func (n *Node) loop() {
 		ctx, cancel := context.WithTimeout(n.ctx, heartbeat)
 		if err := n.beat(ctx); err != nil && n.ctx.Err() == nil {
 			n.log.Warn("cluster: heartbeat", "err", err)
+		}
+		if !n.place.current() { // the watcher stopped (NATS restarted): watch again
+			if err := n.place.Watch(n.ctx); err != nil && n.ctx.Err() == nil {
+				n.log.Warn("cluster: placement", "err", err)
+			}
 		}
 		cancel()
 		n.reconcile()
@@ -480,8 +488,12 @@ func (n *Node) Write(ctx context.Context, w service.Write) (service.WriteResult,
 	if err != nil {
 		return service.WriteResult{}, fmt.Errorf("%w: the write was not acknowledged by JetStream, nothing was written: %v", ErrUnavailable, err)
 	}
-	res, err := f.ap.Result(ctx, seq)
-	if err != nil && errors.Is(err, ctx.Err()) {
+	// Applying here follows the log within moments; ReadWait bounds the
+	// wait when this node's applier is stalled (its NATS server lost).
+	wctx, cancel := context.WithTimeout(ctx, n.cfg.ReadWait)
+	defer cancel()
+	res, err := f.ap.Result(wctx, seq)
+	if err != nil && wctx.Err() != nil {
 		return service.WriteResult{Seq: seq, Shard: shard}, fmt.Errorf("%w: written at %s:%d but not yet applied here", ErrUnavailable, shard, seq)
 	}
 	res.Seq, res.Shard = seq, shard
@@ -538,19 +550,27 @@ func (n *Node) Route(ctx context.Context, org string) (string, error) {
 
 // Status is what a node reports of itself.
 type Status struct {
+	Cluster string            `json:"cluster"`
 	Node    string            `json:"node"`
-	Members []string          `json:"members"`
 	Applied map[string]uint64 `json:"applied"` // per shard applied here
 	Serving []string          `json:"serving"`
+	Members []Member          `json:"members"` // live, this node included
+}
+
+// Member is a live node as the members bucket shows it.
+type Member struct {
+	ID      string   `json:"id"`
+	URL     string   `json:"url"`
+	Serving []string `json:"serving"`
 }
 
 // Status reports the node's view of the cluster.
 func (n *Node) Status() Status {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	st := Status{Node: n.cfg.NodeID, Applied: map[string]uint64{}}
-	for id := range n.members {
-		st.Members = append(st.Members, id)
+	st := Status{Cluster: n.cfg.Cluster, Node: n.cfg.NodeID, Applied: map[string]uint64{}, Serving: []string{}, Members: []Member{}}
+	for _, m := range n.members {
+		st.Members = append(st.Members, Member{ID: m.ID, URL: m.URL, Serving: append([]string{}, m.Serving...)})
 	}
 	for s, f := range n.running {
 		st.Applied[s] = f.ap.Applied()
@@ -558,7 +578,17 @@ func (n *Node) Status() Status {
 			st.Serving = append(st.Serving, s)
 		}
 	}
-	slices.Sort(st.Members)
+	slices.SortFunc(st.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
 	slices.Sort(st.Serving)
 	return st
+}
+
+// HoldsShard reports whether node id holds shard (applies and serves it)
+// when the live members are nodes, each shard held by replicas of them.
+func HoldsShard(shard string, nodes []string, id string, replicas int) bool {
+	m := map[string]member{}
+	for _, n := range nodes {
+		m[n] = member{ID: n}
+	}
+	return slices.Contains(holders(shard, m, replicas), id)
 }

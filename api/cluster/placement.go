@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strings"
+	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -50,9 +52,15 @@ func mix(x uint64) uint64 {
 
 // Placement is the cluster's placement map in a JetStream key-value
 // bucket: the shard list (key "shards") and per-org overrides (key
-// "org.<org>").
+// "org.<org>"). Once Watch runs, ShardOf answers from a copy the bucket's
+// watcher keeps current, without a round trip to NATS per request.
 type Placement struct {
 	kv jetstream.KeyValue
+
+	mu      sync.RWMutex
+	watched bool // the copy below is current
+	shards  []string
+	over    map[string]string
 }
 
 // OpenPlacement opens (or creates, with replicas copies) the placement
@@ -63,6 +71,70 @@ func OpenPlacement(ctx context.Context, js jetstream.JetStream, name string, rep
 		return nil, fmt.Errorf("cluster: placement bucket: %w", err)
 	}
 	return &Placement{kv: kv}, nil
+}
+
+// Watch keeps the in-memory copy of the map current until ctx ends. It
+// returns once the copy holds the bucket's present values.
+func (p *Placement) Watch(ctx context.Context) error {
+	w, err := p.kv.WatchAll(ctx)
+	if err != nil {
+		return fmt.Errorf("cluster: watch the placement bucket: %w", err)
+	}
+	shards, over := []string(nil), map[string]string{}
+	for e := range w.Updates() {
+		if e == nil { // the present values are all delivered
+			break
+		}
+		applyEntry(e, &shards, over)
+	}
+	p.mu.Lock()
+	p.shards, p.over, p.watched = shards, over, true
+	p.mu.Unlock()
+	go func() {
+		defer w.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				p.stale()
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					p.stale()
+					return
+				}
+				if e == nil {
+					continue
+				}
+				p.mu.Lock()
+				applyEntry(e, &p.shards, p.over)
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return nil
+}
+
+// stale marks the copy out of date: ShardOf reads the bucket until Watch
+// runs again.
+func (p *Placement) stale() {
+	p.mu.Lock()
+	p.watched = false
+	p.mu.Unlock()
+}
+
+func applyEntry(e jetstream.KeyValueEntry, shards *[]string, over map[string]string) {
+	del := e.Operation() != jetstream.KeyValuePut
+	switch k := e.Key(); {
+	case k == "shards" && !del:
+		var s []string
+		if json.Unmarshal(e.Value(), &s) == nil {
+			*shards = s
+		}
+	case strings.HasPrefix(k, "org.") && del:
+		delete(over, strings.TrimPrefix(k, "org."))
+	case strings.HasPrefix(k, "org."):
+		over[strings.TrimPrefix(k, "org.")] = string(e.Value())
+	}
 }
 
 // SetShards replaces the shard list.
@@ -85,8 +157,25 @@ func (p *Placement) Override(ctx context.Context, org, shard string) error {
 	return err
 }
 
-// ShardOf reads the map and places org.
+// current reports whether the watched copy is current.
+func (p *Placement) current() bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.watched
+}
+
+// ShardOf places org: from the watched copy, else reading the bucket.
 func (p *Placement) ShardOf(ctx context.Context, org string) (string, error) {
+	p.mu.RLock()
+	if p.watched && len(p.shards) > 0 {
+		defer p.mu.RUnlock()
+		o, ok := p.over[org]
+		if !ok {
+			return ShardOf(org, p.shards, nil)
+		}
+		return ShardOf(org, p.shards, map[string]string{org: o})
+	}
+	p.mu.RUnlock()
 	e, err := p.kv.Get(ctx, "shards")
 	if err != nil {
 		return "", fmt.Errorf("cluster: shard list: %w", err)

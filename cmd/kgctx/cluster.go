@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/api/cluster"
 	"github.com/kgctx/kgctx/compose/service"
 )
@@ -110,4 +111,16 @@ func (f *clusterFlags) start(ctx context.Context, app *service.App, dataDir, lis
 		return nil, fmt.Errorf("join cluster %s as %s: %w", f.name, f.nodeID, err)
 	}
 	return n, nil
+}
+
+// clusterNode is a cluster.Node as the API sees it (api.Cluster).
+type clusterNode struct{ *cluster.Node }
+
+func (n clusterNode) Status() api.ClusterStatus {
+	st := n.Node.Status()
+	out := api.ClusterStatus{Cluster: st.Cluster, Node: st.Node, Applied: st.Applied, Serving: st.Serving, Members: []api.ClusterMember{}}
+	for _, m := range st.Members {
+		out.Members = append(out.Members, api.ClusterMember{ID: m.ID, URL: m.URL, Serving: m.Serving})
+	}
+	return out
 }

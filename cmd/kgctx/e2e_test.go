@@ -52,6 +52,9 @@ type server struct {
 	mu    *sync.Mutex
 	lines []string // stdout after the listening line
 	http  *http.Client
+	data  string
+	extra []string
+	early chan string // stdout lines until the listening line
 }
 
 // stdout is what the server printed after its listening line.
@@ -66,6 +69,17 @@ var listenRE = regexp.MustCompile(`listening on (http://\S+)`)
 // startServe runs `kgctx serve` on a free port and waits until it listens.
 func startServe(t *testing.T, data string, extra ...string) *server {
 	t.Helper()
+	s := launchServe(t, data, extra...)
+	if err := s.waitListening(60 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// launchServe starts `kgctx serve` without waiting for it (the nodes of a
+// cluster start together); waitListening then waits.
+func launchServe(t *testing.T, data string, extra ...string) *server {
+	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0"}, extra...)...)
 	cmd.Env = append(os.Environ(), "KGCTX_ADMIN_TOKEN=")
 	stdout, _ := cmd.StdoutPipe()
@@ -75,55 +89,60 @@ func startServe(t *testing.T, data string, extra ...string) *server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, cmd: cmd, out: &errBuf, mu: mu}
+	s := &server{t: t, cmd: cmd, out: &errBuf, mu: mu, data: data, extra: extra, early: make(chan string, 16)}
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			cmd.Process.Kill()
 			cmd.Wait()
 		}
 	})
-	lines := make(chan string, 16)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			lines <- sc.Text()
+			s.early <- sc.Text()
 		}
-		close(lines)
+		close(s.early)
 	}()
-	deadline := time.After(60 * time.Second)
+	return s
+}
+
+// waitListening waits until the server prints its listening line, then
+// sets up its client.
+func (s *server) waitListening(timeout time.Duration) error {
+	deadline := time.After(timeout)
 	for s.url == "" {
 		select {
-		case l, ok := <-lines:
+		case l, ok := <-s.early:
 			if !ok {
-				t.Fatalf("server exited before listening: %s", s.stderr())
+				return fmt.Errorf("server exited before listening: %s", s.stderr())
 			}
 			if m := listenRE.FindStringSubmatch(l); m != nil {
 				s.url = m[1]
 			}
 		case <-deadline:
-			t.Fatalf("server did not start: %s", s.stderr())
+			return fmt.Errorf("server did not start within %s: %s", timeout, s.stderr())
 		}
 	}
 	go func() {
-		for l := range lines {
+		for l := range s.early {
 			s.mu.Lock()
 			s.lines = append(s.lines, l)
 			s.mu.Unlock()
 		}
 	}()
-	if b, err := os.ReadFile(filepath.Join(data, "admin.token")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(s.data, "admin.token")); err == nil {
 		s.admin = strings.TrimSpace(string(b))
 	}
-	for i, a := range extra {
-		if a == "--admin-token" && i+1 < len(extra) {
-			s.admin = extra[i+1]
+	for i, a := range s.extra {
+		if a == "--admin-token" && i+1 < len(s.extra) {
+			s.admin = s.extra[i+1]
 		}
 	}
 	s.http = http.DefaultClient
 	if s.admin != "" {
-		s.http = apitest.CheckedClient(t, s.url, s.admin) // every answer checked against the served OpenAPI document
+		s.http = apitest.CheckedClient(s.t, s.url, s.admin) // every answer checked against the served OpenAPI document
 	}
-	return s
+	return nil
 }
 
 type lockedWriter struct {

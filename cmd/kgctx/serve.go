@@ -149,7 +149,7 @@ func serve(ctx context.Context, c *call, cfg service.Config, addr, adminToken, m
 			return err
 		}
 		defer node.Close()
-		app.Writer, scfg.Cluster = node, node
+		app.Writer, scfg.Cluster = node, clusterNode{node}
 		fmt.Fprintf(c.stdout, "kgctx node %s of cluster %s (shards %s)\n", cl.nodeID, cl.name, strings.Join(node.Status().Serving, " "))
 	}
 	scfg.App = app

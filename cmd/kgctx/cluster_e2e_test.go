@@ -1,0 +1,485 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kgctx/kgctx/api"
+	"github.com/kgctx/kgctx/api/cluster"
+	"github.com/kgctx/kgctx/policy"
+)
+
+// The cluster end-to-end test runs three `kgctx serve --cluster` processes
+// with an embedded three-server NATS cluster on loopback, then a fourth
+// node joining through --nats-url. Skipped with -short.
+
+const clusterAdmin = "kgctx-cluster-e2e-operator-token-000000000000"
+
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ls []net.Listener
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
+
+// positions are the log positions a client has written: SHARD -> SEQ,
+// sent back as X-Kgctx-Sequence for read-your-writes.
+type positions struct {
+	mu  sync.Mutex
+	pos map[string]uint64
+}
+
+func (p *positions) add(h string) {
+	shard, s, ok := strings.Cut(h, ":")
+	seq, err := strconv.ParseUint(s, 10, 64)
+	if !ok || err != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pos == nil {
+		p.pos = map[string]uint64{}
+	}
+	p.pos[shard] = max(p.pos[shard], seq)
+}
+
+func (p *positions) header() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var parts []string
+	for s, q := range p.pos {
+		parts = append(parts, fmt.Sprintf("%s:%d", s, q))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
+}
+
+type answer struct {
+	code int
+	body []byte
+	seq  string
+}
+
+// call sends a request with the positions written so far; a write's
+// position is added to pos. local asks the node to answer from its own
+// store (as a request another node proxied to it).
+func ccall(s *server, pos *positions, local bool, method, path, tok, ctype string, body []byte) (answer, error) {
+	req, err := http.NewRequest(method, s.url+path, bytes.NewReader(body))
+	if err != nil {
+		return answer{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	if h := pos.header(); h != "" {
+		req.Header.Set(api.SequenceHeader, h)
+	}
+	if local {
+		req.Header.Set(api.ProxiedHeader, "test")
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	a := answer{code: resp.StatusCode, body: b, seq: resp.Header.Get(api.SequenceHeader)}
+	if a.seq != "" && resp.StatusCode < 300 {
+		pos.add(a.seq)
+	}
+	return a, err
+}
+
+func mustCall(t *testing.T, s *server, pos *positions, want int, method, path, tok, ctype string, body []byte) []byte {
+	t.Helper()
+	a, err := ccall(s, pos, false, method, path, tok, ctype, body)
+	if err != nil || a.code != want {
+		t.Fatalf("%s %s on %s: %d %s %v (want %d)", method, path, s.url, a.code, a.body, err, want)
+	}
+	return a.body
+}
+
+func mustToken(t *testing.T, s *server, pos *positions, org, role string, projects ...string) string {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"orgId": org, "agentId": "a_" + role, "role": role, "projectIds": projects})
+	var out struct{ Token string }
+	json.Unmarshal(mustCall(t, s, pos, 201, "POST", "/v1/admin/tokens", clusterAdmin, "application/json", b), &out)
+	return out.Token
+}
+
+func clusterStatus(s *server) (api.ClusterStatus, error) {
+	var st api.ClusterStatus
+	a, err := ccall(s, &positions{}, false, "GET", "/v1/admin/cluster", clusterAdmin, "", nil)
+	if err != nil {
+		return st, err
+	}
+	if a.code != 200 {
+		return st, fmt.Errorf("%d %s", a.code, a.body)
+	}
+	return st, json.Unmarshal(a.body, &st)
+}
+
+// waitFor polls cond every 100 ms for up to d.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	end := time.Now().Add(d)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%s: not within %s: %s", what, d, state)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+var shards = []string{"s0", "s1", "s2"}
+
+func TestClusterEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of four kgctx processes; skipped with -short")
+	}
+	start := time.Now()
+	ports := freePorts(t, 6)
+	var routes []string
+	for i := range 3 {
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[3+i]))
+	}
+	flags := func(i int) []string {
+		return []string{"--admin-token", clusterAdmin, "--cluster", "c1", "--node-id", fmt.Sprintf("n%d", i+1),
+			"--nats-embed", "--nats-port", strconv.Itoa(ports[i]), "--nats-cluster-port", strconv.Itoa(ports[3+i]),
+			"--nats-routes", strings.Join(routes, ","), "--read-wait", "20s"}
+	}
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()}
+	nodes := make([]*server, 3)
+	for i := range nodes {
+		nodes[i] = launchServe(t, dirs[i], flags(i)...)
+	}
+	for i, n := range nodes {
+		if err := n.waitListening(2 * time.Minute); err != nil {
+			t.Fatalf("node %d: %v", i+1, err)
+		}
+	}
+	for i, n := range nodes {
+		waitFor(t, 30*time.Second, fmt.Sprintf("node %d serves every shard", i+1), func() (bool, string) {
+			st, err := clusterStatus(n)
+			return err == nil && len(st.Serving) == 4 && len(st.Members) == 3, fmt.Sprintf("%+v %v", st, err)
+		})
+	}
+	pos := &positions{}
+	t.Logf("three nodes serve every shard after %s", time.Since(start).Round(time.Millisecond))
+
+	t.Run("isolation", func(t *testing.T) { clusterIsolation(t, nodes, pos) })
+	acked := clusterSIGKILL(t, nodes, dirs, flags, pos)
+	t.Logf("killed node caught up after %s", time.Since(start).Round(time.Millisecond))
+	clusterJoin(t, nodes, dirs[3], ports[0], acked, pos)
+	t.Logf("fourth node joined after %s", time.Since(start).Round(time.Millisecond))
+}
+
+// clusterIsolation runs the defects issue's isolation checks with the
+// writes on one node and the reads on every node.
+func clusterIsolation(t *testing.T, nodes []*server, pos *positions) {
+	mustCall(t, nodes[1], pos, 200, "PUT", "/v1/admin/policies", clusterAdmin, "text/plain", []byte(policy.DefaultPolicies+`
+@id("no-secrets")
+forbid (principal, action, resource) when { resource.type == "secret" };
+`))
+	imp := mustToken(t, nodes[0], pos, "org_a", "importer")
+	mustCall(t, nodes[2], pos, 200, "POST", "/v1/orgs/org_a/projects/api/triplets", imp, "application/json", []byte(
+		`[{"source": "Alpha", "relationship": "calls", "target": "Beta"},
+		  {"source": "Alpha", "relationship": "reads", "target": "Vault", "targetType": "secret"},
+		  {"source": "Alpha", "relationship": "serves", "target": "WebUI", "targetProjectId": "web"}]`))
+	mustCall(t, nodes[0], pos, 200, "POST", "/v1/orgs/org_a/projects/api/triplets", clusterAdmin, "application/json",
+		[]byte(`[{"source": "Alpha", "relationship": "uses", "target": "Catalogue", "targetOrgId": "org_b", "targetProjectId": "cat"}]`))
+	agAPI := mustToken(t, nodes[1], pos, "org_a", "agent", "api")
+	agAll := mustToken(t, nodes[2], pos, "org_a", "agent")
+	agB := mustToken(t, nodes[0], pos, "org_b", "agent")
+	block, _ := json.Marshal(map[string]any{"scope": map[string]string{"orgId": "org_a", "projectId": "api"}, "queryText": "Alpha", "budgetTokens": 2000})
+	for i, n := range nodes {
+		b := string(mustCall(t, n, pos, 200, "GET", "/v1/orgs/org_a/projects/api/graph/triplets?subject=Alpha", agAPI, "", nil))
+		if !strings.Contains(b, "Beta") || strings.Contains(b, "Vault") || strings.Contains(b, "WebUI") || strings.Contains(b, "Catalogue") {
+			t.Errorf("node %d: project token's triplets: %s", i+1, b)
+		}
+		b = string(mustCall(t, n, pos, 200, "GET", "/v1/orgs/org_a/projects/api/graph/triplets?subject=Alpha", agAll, "", nil))
+		if !strings.Contains(b, "WebUI") || strings.Contains(b, "Vault") || strings.Contains(b, "Catalogue") {
+			t.Errorf("node %d: org token's triplets: %s", i+1, b)
+		}
+		b = string(mustCall(t, n, pos, 200, "POST", "/v1/context/graph", agAPI, "application/json", block))
+		if !strings.Contains(b, "Beta") || strings.Contains(b, "Vault") || strings.Contains(b, "Catalogue") {
+			t.Errorf("node %d: block: %s", i+1, b)
+		}
+		a, err := ccall(n, pos, false, "GET", "/v1/orgs/org_a/projects/api/graph/triplets?subject=Alpha", agB, "", nil)
+		if err != nil || a.code != 403 || strings.Contains(string(a.body), "Beta") {
+			t.Errorf("node %d: org_b's token reads org_a: %d %s %v", i+1, a.code, a.body, err)
+		}
+		// org_b's own block says nothing of org_a.
+		bb, _ := json.Marshal(map[string]any{"scope": map[string]string{"orgId": "org_b", "projectId": "cat"}, "queryText": "Alpha Catalogue", "budgetTokens": 2000})
+		b = string(mustCall(t, n, pos, 200, "POST", "/v1/context/graph", agB, "application/json", bb))
+		if strings.Contains(b, "Alpha") || strings.Contains(b, "Beta") {
+			t.Errorf("node %d: org_b's block leaks org_a: %s", i+1, b)
+		}
+	}
+}
+
+// clusterSIGKILL imports into three orgs through the three nodes, kills
+// node 3 mid-way, restarts it and checks every acknowledged triplet on
+// every node, node 3's own store included. It returns the acknowledged
+// source names per org.
+func clusterSIGKILL(t *testing.T, nodes []*server, dirs []string, flags func(int) []string, pos *positions) map[string][]string {
+	orgs := []string{"org_k0", "org_k1", "org_k2"}
+	imps := map[string]string{}
+	for _, o := range orgs {
+		imps[o] = mustToken(t, nodes[0], pos, o, "importer")
+	}
+	var (
+		mu        sync.Mutex
+		acked     = map[string][]string{}
+		requests  atomic.Int64
+		afterKill atomic.Int64
+		killed    atomic.Bool
+		logged    atomic.Int64
+	)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range 6 { // two writers per node, each org written through every node
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, org := nodes[w%3], orgs[(w/3+w)%3]
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var lines, names []string
+				for j := range 20 {
+					name := fmt.Sprintf("w%d_r%d_n%d", w, i, j)
+					names = append(names, name)
+					lines = append(lines, fmt.Sprintf(`{"source": %q, "relationship": "calls", "target": "Hub%d"}`, name, j%5))
+				}
+				a, err := ccall(n, pos, false, "POST", "/v1/orgs/"+org+"/projects/p/triplets", imps[org], "application/x-ndjson", []byte(strings.Join(lines, "\n")))
+				if err != nil {
+					if n == nodes[2] && killed.Load() {
+						return // the node died mid-request: not acknowledged
+					}
+					time.Sleep(50 * time.Millisecond)
+					continue
+				}
+				requests.Add(1)
+				if a.code == 200 {
+					mu.Lock()
+					acked[org] = append(acked[org], names...)
+					mu.Unlock()
+					if killed.Load() {
+						afterKill.Add(1)
+					}
+				} else if a.code == 503 {
+					if killed.Load() && logged.Add(1) < 5 {
+						t.Logf("import on %s after the kill: %d %s", n.url, a.code, a.body)
+					}
+				} else {
+					t.Errorf("import on %s: %d %s", n.url, a.code, a.body)
+				}
+			}
+		}()
+	}
+	for requests.Load() < 60 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	killed.Store(true)
+	if err := nodes[2].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	nodes[2].cmd.Wait()
+	// The two others go on taking writes (two of three NATS servers are a
+	// quorum).
+	for end := time.Now().Add(time.Minute); afterKill.Load() < 30; {
+		if time.Now().After(end) {
+			close(stop)
+			wg.Wait()
+			for i, n := range nodes[:2] {
+				t.Logf("node %d said: %s", i+1, n.stderr())
+			}
+			t.Fatalf("only %d imports acknowledged in the minute after node 3 was killed", afterKill.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d imports, %d acknowledged after node 3 was killed", requests.Load(), afterKill.Load())
+
+	nodes[2] = startServe(t, dirs[2], flags(2)...)
+	waitFor(t, time.Minute, "node 3 serves every shard again", func() (bool, string) {
+		st, err := clusterStatus(nodes[2])
+		return err == nil && len(st.Serving) == 4, fmt.Sprintf("%+v %v", st, err)
+	})
+	ag := map[string]string{}
+	for _, o := range orgs {
+		ag[o] = mustToken(t, nodes[1], pos, o, "agent")
+	}
+	for i, n := range nodes {
+		for _, o := range orgs {
+			checkAcked(t, fmt.Sprintf("node %d", i+1), n, pos, o, ag[o], acked[o], true)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return acked
+}
+
+// checkAcked reads every acknowledged name of org on node n (from its own
+// store when local).
+func checkAcked(t *testing.T, who string, n *server, pos *positions, org, tok string, names []string, local bool) {
+	t.Helper()
+	var out struct {
+		Triplets []struct{ Source string }
+	}
+	a, err := ccall(n, pos, local, "GET", "/v1/orgs/"+org+"/projects/p/graph/triplets?predicate=calls&limit=10000", tok, "", nil)
+	if err != nil || a.code != 200 {
+		t.Fatalf("%s: %s: %d %s %v", who, org, a.code, a.body, err)
+	}
+	json.Unmarshal(a.body, &out)
+	have := map[string]bool{}
+	for _, tr := range out.Triplets {
+		have[tr.Source] = true
+	}
+	for _, name := range names {
+		if !have[name] {
+			t.Fatalf("%s: acknowledged triplet %s of %s missing (%d of %d acknowledged present)", who, name, org, len(have), len(names))
+		}
+	}
+}
+
+// clusterJoin starts a fourth node on the same NATS cluster (--nats-url),
+// waits until it serves the shards rendezvous gives it and the node it
+// displaced stops applying them, and checks every node answers every
+// org in full throughout.
+func clusterJoin(t *testing.T, nodes []*server, dir string, natsPort int, acked map[string][]string, pos *positions) {
+	ag := map[string]string{}
+	for o := range acked {
+		ag[o] = mustToken(t, nodes[0], pos, o, "agent")
+	}
+	n4 := launchServe(t, dir, "--admin-token", clusterAdmin, "--cluster", "c1", "--node-id", "n4",
+		"--nats-url", fmt.Sprintf("nats://127.0.0.1:%d", natsPort), "--read-wait", "20s")
+	// Readers ask every node for every org while the node joins: any
+	// answer short of an acknowledged triplet is a wrong answer.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var reads, unavailable atomic.Int64
+	var wrong atomic.Value
+	reader := func(n *server) {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for o, names := range acked {
+				a, err := ccall(n, pos, false, "GET", "/v1/orgs/"+o+"/projects/p/graph/triplets?predicate=calls&limit=10000", ag[o], "", nil)
+				if err != nil {
+					wrong.Store(fmt.Sprintf("%s %s: %v", n.url, o, err))
+					continue
+				}
+				if a.code == 503 {
+					unavailable.Add(1)
+					continue
+				}
+				reads.Add(1)
+				if a.code != 200 {
+					wrong.Store(fmt.Sprintf("%s %s: %d %s", n.url, o, a.code, a.body))
+					continue
+				}
+				for _, name := range []string{names[0], names[len(names)/2], names[len(names)-1]} {
+					if !bytes.Contains(a.body, []byte(`"`+name+`"`)) {
+						wrong.Store(fmt.Sprintf("%s %s: %s missing", n.url, o, name))
+					}
+				}
+			}
+		}
+	}
+	for _, n := range nodes {
+		wg.Add(1)
+		go reader(n)
+	}
+	if err := n4.waitListening(2 * time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	wg.Add(1)
+	go reader(n4)
+	// Rendezvous over the four ids decides which shards move to n4.
+	var moved []string
+	for _, s := range shards {
+		if cluster.HoldsShard(s, []string{"n1", "n2", "n3", "n4"}, "n4", 3) {
+			moved = append(moved, s)
+		}
+	}
+	if len(moved) == 0 {
+		t.Fatal("rendezvous gives n4 no shard; choose other node ids")
+	}
+	waitFor(t, time.Minute, "n4 serves its shards and the displaced nodes stop", func() (bool, string) {
+		st, err := clusterStatus(n4)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, s := range moved {
+			if !slices.Contains(st.Serving, s) {
+				return false, fmt.Sprintf("n4: %+v", st)
+			}
+		}
+		for _, s := range moved {
+			holders := 0
+			for _, n := range nodes {
+				st, err := clusterStatus(n)
+				if err != nil {
+					return false, err.Error()
+				}
+				if _, ok := st.Applied[s]; ok {
+					holders++
+				}
+			}
+			if holders != 2 {
+				return false, fmt.Sprintf("shard %s still applied on %d of the first three", s, holders)
+			}
+		}
+		return true, ""
+	})
+	time.Sleep(2 * time.Second) // reads go on after the move
+	close(stop)
+	wg.Wait()
+	t.Logf("shards %v moved to n4; %d reads, %d answered 503 during the move", moved, reads.Load(), unavailable.Load())
+	if w := wrong.Load(); w != nil {
+		t.Fatalf("wrong answer during the join: %v", w)
+	}
+	// An org of a moved shard is answered from n4's own store.
+	for o, names := range acked {
+		s, _ := cluster.ShardOf(o, shards, nil)
+		checkAcked(t, "n4", n4, pos, o, ag[o], names, slices.Contains(moved, s))
+	}
+}
