@@ -26,11 +26,18 @@ func StreamName(cluster, shard string) string { return "kgctx_" + cluster + "_" 
 func shardOfStream(stream string) string   { return stream[strings.LastIndexByte(stream, '_')+1:] }
 func Subject(cluster, shard string) string { return "kgctx." + cluster + "." + shard + ".w" }
 
+// notifySubject is where a publisher tells the appliers that a write is
+// in the stream (plain NATS, no payload: a hint, polling covers its loss).
+func notifySubject(cluster, shard string) string { return "kgctx." + cluster + "." + shard + ".n" }
+
 // EnsureShard creates the shard's stream (replicas copies) if it is not
 // there.
 func EnsureShard(ctx context.Context, js jetstream.JetStream, cluster, shard string, replicas int) error {
 	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: StreamName(cluster, shard),
-		Subjects: []string{Subject(cluster, shard)}, Replicas: replicas, Storage: jetstream.FileStorage})
+		Subjects: []string{Subject(cluster, shard)}, Replicas: replicas, Storage: jetstream.FileStorage,
+		// Any replica answers a read of one message: a node catches up
+		// while the stream elects a leader.
+		AllowDirect: true})
 	return err
 }
 
@@ -56,6 +63,7 @@ func Publish(ctx context.Context, js jetstream.JetStream, cluster, shard string,
 	if err != nil {
 		return 0, fmt.Errorf("cluster: publish to %s: %w", shard, err)
 	}
+	js.Conn().Publish(notifySubject(cluster, shard), nil)
 	return ack.Sequence, nil
 }
 
@@ -67,12 +75,14 @@ func Publish(ctx context.Context, js jetstream.JetStream, cluster, shard string,
 // the write, and a write applied twice (a crash between the two) changes
 // nothing the second time (imports merge; observations keep their id).
 type Applier struct {
-	app    *service.App
-	js     jetstream.JetStream
-	stream string
-	key    []byte
-	origin string // this node's originHeader prefix ("" keeps no results)
-	log    *slog.Logger
+	app     *service.App
+	js      jetstream.JetStream
+	stream  string
+	st      jetstream.Stream // the stream's handle, once had
+	subject string
+	key     []byte
+	origin  string // this node's originHeader prefix ("" keeps no results)
+	log     *slog.Logger
 
 	mu      sync.Mutex
 	applied uint64
@@ -90,7 +100,7 @@ type applied struct {
 // stream. origin is this node's id: the results of the writes it
 // published are kept for Result.
 func NewApplier(app *service.App, js jetstream.JetStream, cluster, shard, origin string) (*Applier, error) {
-	a := &Applier{app: app, js: js, stream: StreamName(cluster, shard), changed: make(chan struct{}), origin: origin,
+	a := &Applier{app: app, js: js, stream: StreamName(cluster, shard), subject: notifySubject(cluster, shard), changed: make(chan struct{}), origin: origin,
 		results: map[uint64]applied{}, log: app.Logger}
 	if a.log == nil {
 		a.log = slog.Default()
@@ -173,60 +183,53 @@ func (a *Applier) Run(ctx context.Context) error {
 }
 
 // follow reads the stream from the sequence after the last applied until
-// an error.
+// an error: message by message (a direct get, which any replica answers),
+// woken by the publishers' notices and, failing those, every 250 ms.
 func (a *Applier) follow(ctx context.Context) error {
-	c, err := a.js.OrderedConsumer(ctx, a.stream, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: a.Applied() + 1})
-	if err != nil {
-		return fmt.Errorf("cluster: consumer of %s: %w", a.stream, err)
+	if a.st == nil {
+		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		st, err := a.js.Stream(ictx, a.stream)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("cluster: stream %s: %w", a.stream, err)
+		}
+		a.st = st
 	}
-	idle := 0
+	wake := make(chan *nats.Msg, 64)
+	sub, err := a.js.Conn().ChanSubscribe(a.subject, wake)
+	if err != nil {
+		return err
+	}
+	defer sub.Unsubscribe()
 	for {
-		m, err := c.Next(jetstream.FetchMaxWait(time.Second))
-		if ctx.Err() != nil {
-			return nil
-		}
-		if errors.Is(err, jetstream.ErrNoMessages) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) {
-			// Nothing new within the wait. Every few idle waits, make sure
-			// the consumer is not stranded (its server died): when the
-			// stream has more than was applied, make it again.
-			if idle++; idle%3 == 0 {
-				if behind, err := a.behind(ctx); err != nil || behind {
-					return fmt.Errorf("cluster: consumer of %s idle while the stream has more (%v)", a.stream, err)
-				}
+		for {
+			seq := a.Applied() + 1
+			gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			m, err := a.st.GetMsg(gctx, seq)
+			cancel()
+			if ctx.Err() != nil {
+				return nil
 			}
-			continue
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				break // not written yet (or not yet on the replica asked)
+			}
+			if err != nil {
+				return err
+			}
+			if err := a.apply(ctx, seq, m.Time, m.Header.Get(originHeader), m.Data); err != nil {
+				return fmt.Errorf("cluster: apply %s #%d: %w", a.stream, seq, err)
+			}
 		}
-		idle = 0
-		if err != nil {
-			return err
-		}
-		md, err := m.Metadata()
-		if err != nil {
-			return err
-		}
-		if md.Sequence.Stream <= a.Applied() {
-			continue
-		}
-		if err := a.apply(ctx, md.Sequence.Stream, md.Timestamp, m.Headers().Get(originHeader), m.Data()); err != nil {
-			return fmt.Errorf("cluster: apply %s #%d: %w", a.stream, md.Sequence.Stream, err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wake:
+			for len(wake) > 0 {
+				<-wake
+			}
+		case <-time.After(250 * time.Millisecond):
 		}
 	}
-}
-
-// behind reports whether the stream holds writes past the applied one.
-func (a *Applier) behind(ctx context.Context) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	st, err := a.js.Stream(ctx, a.stream)
-	if err != nil {
-		return false, err
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return false, err
-	}
-	return info.State.LastSeq > a.Applied(), nil
 }
 
 func (a *Applier) apply(ctx context.Context, seq uint64, at time.Time, origin string, data []byte) error {

@@ -32,7 +32,7 @@ func StartNATS(o EmbedOptions) (*server.Server, error) {
 		o.Host = "127.0.0.1"
 	}
 	opts := &server.Options{ServerName: o.Name, Host: o.Host, Port: o.Port, JetStream: true, StoreDir: o.StoreDir,
-		NoSigs: true, NoLog: os.Getenv("KGCTX_NATS_LOG") == "", Debug: false}
+		NoSigs: true, NoLog: os.Getenv("KGCTX_NATS_LOG") == "", Logtime: true}
 	if o.Cluster != "" {
 		opts.Cluster = server.ClusterOpts{Name: o.Cluster, Host: o.Host, Port: o.ClusterPort}
 		for _, r := range o.Routes {
