@@ -211,7 +211,7 @@ func (s *Server) handleRefresh(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	lease, in, err := s.app.Refresh(org, session, req.WorkerID, d)
+	lease, in, err := s.app.Refresh(c.Request().Context(), org, session, req.WorkerID, d)
 	if err != nil {
 		return err
 	}
@@ -227,8 +227,8 @@ func (s *Server) handleEnqueue(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	row, dup, err := s.app.Delivery.Enqueue(delivery.Inject{SessionID: session, OrgID: org, AgentID: req.AgentID,
-		Text: req.Text, ObservationIDs: req.ObservationIDs}, time.Now())
+	row, dup, err := s.app.Enqueue(c.Request().Context(), delivery.Inject{SessionID: session, OrgID: org, AgentID: req.AgentID,
+		Text: req.Text, ObservationIDs: req.ObservationIDs})
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func (s *Server) handleClaimInject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in, err := s.app.Delivery.ClaimInject(org, session, req.WorkerID, time.Now())
+	in, err := s.app.ClaimInject(c.Request().Context(), org, session, req.WorkerID)
 	if err != nil {
 		return err
 	}
@@ -262,7 +262,7 @@ func (s *Server) handleAck(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.app.Delivery.AckInject(org, session, c.Param("deliveryId")); err != nil {
+	if err := s.app.AckInject(c.Request().Context(), org, session, c.Param("deliveryId")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -328,7 +328,7 @@ func (s *Server) handleToolResult(c echo.Context) error {
 	if req.Success == nil {
 		return fieldError("success is required")
 	}
-	res, err := s.app.Composer.ToolResult(c.Request().Context(), compose.ToolResult{SessionID: session,
+	res, err := s.app.ToolResult(c.Request().Context(), compose.ToolResult{SessionID: session,
 		Scope: t, Tool: req.Tool, Success: *req.Success, Error: req.Error, Fix: req.Fix})
 	if err != nil {
 		return err

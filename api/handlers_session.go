@@ -195,7 +195,7 @@ func (s *Server) handlePostInjectionLog(c echo.Context) error {
 		return fieldError("sessionId: %v", err)
 	}
 	l.ID, l.FeedbackApplied = "", nil
-	id, err := s.app.Logs.PutInjectionLog(l)
+	id, err := s.app.PutInjectionLog(c.Request().Context(), l)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,6 @@ import (
 
 	"encoding/json"
 	"github.com/kgctx/kgctx/engine/auth"
-	"strconv"
 )
 
 // Config configures a Server. Zero fields mean defaults.
@@ -207,6 +206,14 @@ func (s *Server) wrap(r *route) echo.HandlerFunc {
 		req.Body = &trackedBody{ReadCloser: http.MaxBytesReader(c.Response(), req.Body, limit)}
 		ctx, cancel := context.WithTimeout(req.Context(), s.cfg.RequestTimeout)
 		defer cancel()
+		ctx, positions := service.WithPositions(ctx)
+		c.Response().Before(func() {
+			// The log positions of the writes the request made (in a
+			// cluster): the client sends them back to read its writes.
+			if p := positions(); p != "" {
+				c.Response().Header().Set(SequenceHeader, p)
+			}
+		})
 		req = req.WithContext(ctx)
 		c.SetRequest(req)
 		if routed {
@@ -322,11 +329,7 @@ const SequenceHeader = "X-Kgctx-Sequence"
 // write makes a change through the App's writer and, when the change went
 // through a cluster's log, answers its sequence.
 func (s *Server) write(c echo.Context, w service.Write) (service.WriteResult, error) {
-	res, err := s.app.Write(c.Request().Context(), w)
-	if res.Seq > 0 {
-		c.Response().Header().Set(SequenceHeader, res.Shard+":"+strconv.FormatUint(res.Seq, 10))
-	}
-	return res, err
+	return s.app.Write(c.Request().Context(), w)
 }
 
 func mustJSON(v any) json.RawMessage {

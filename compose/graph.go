@@ -35,6 +35,27 @@ const (
 )
 
 // Composer builds blocks from a store, its seed index and a PEP.
+// SessionWrites carries the session state a block or an in-session
+// inject records.
+type SessionWrites interface {
+	PutInjectionLog(ctx context.Context, l sessionlog.InjectionLog) (string, error)
+	Enqueue(ctx context.Context, in delivery.Inject) (delivery.Inject, bool, error)
+}
+
+func (c *Composer) putInjectionLog(ctx context.Context, l sessionlog.InjectionLog) (string, error) {
+	if c.Writes != nil {
+		return c.Writes.PutInjectionLog(ctx, l)
+	}
+	return c.Logs.PutInjectionLog(l)
+}
+
+func (c *Composer) enqueue(ctx context.Context, in delivery.Inject) (delivery.Inject, bool, error) {
+	if c.Writes != nil {
+		return c.Writes.Enqueue(ctx, in)
+	}
+	return c.Delivery.Enqueue(in, time.Now())
+}
+
 type Composer struct {
 	Store *engine.Store
 	// Logs keeps the injection logs of session blocks; Delivery queues the
@@ -42,6 +63,10 @@ type Composer struct {
 	// delivery.New).
 	Logs     *sessionlog.Store
 	Delivery *delivery.Store
+	// Writes, when set, carries the injection logs and injects the
+	// composer and the injector make (a cluster's log); nil writes them
+	// to Logs and Delivery at once.
+	Writes   SessionWrites
 	Index    *index.Index
 	PEP      *policy.PEP
 	// Expand holds the walk's caps and decay (MaxFanout, MaxVisited,

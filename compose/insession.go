@@ -405,8 +405,8 @@ func (in *Injector) Handle(ctx context.Context, ev Event) (InjectionResult, erro
 		return done(outcome)
 	}
 	if ev.SupportsMessageInjection {
-		_, dup, err := in.C.Delivery.Enqueue(delivery.Inject{SessionID: ev.SessionID, OrgID: ev.OrgID, AgentID: agent,
-			Text: m.block, ObservationIDs: m.obsIDs}, time.Now())
+		_, dup, err := in.C.enqueue(ctx, delivery.Inject{SessionID: ev.SessionID, OrgID: ev.OrgID, AgentID: agent,
+			Text: m.block, ObservationIDs: m.obsIDs})
 		if err != nil {
 			in.C.log().Warn("enqueue in-session inject; kept for the next turn instead", "session", ev.SessionID, "err", err)
 			outcome = OutcomeQueued

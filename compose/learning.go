@@ -79,6 +79,12 @@ func learnedName(kind, text string) string {
 //     reference's confidence propagation follows every error --caused_by-->
 //     tool edge; see propagationTargets for the bound).
 func (c *Composer) ToolResult(ctx context.Context, r ToolResult) (*LearnResult, error) {
+	return c.ToolResultAt(ctx, r, engine.ImportOptions{})
+}
+
+// ToolResultAt is ToolResult importing with opt's time and ids (a
+// cluster's replica applying it from the log).
+func (c *Composer) ToolResultAt(ctx context.Context, r ToolResult, opt engine.ImportOptions) (*LearnResult, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
@@ -123,7 +129,7 @@ func (c *Composer) ToolResult(ctx context.Context, r ToolResult) (*LearnResult, 
 		}
 	}
 	if len(in) > 0 {
-		if _, err := c.Store.Import(ctx, r.Scope, in, engine.ImportOptions{}); err != nil {
+		if _, err := c.Store.Import(ctx, r.Scope, in, opt); err != nil {
 			return nil, err
 		}
 	}

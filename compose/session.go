@@ -201,7 +201,7 @@ func (c *Composer) SessionBlock(ctx context.Context, req SessionRequest) (*Sessi
 		ActualTokens: out.ActualTokens, ObservationIDs: out.ObservationIDs, SessionSummaryIDs: out.SessionSummaryIDs,
 		GraphNodeIDs: out.GraphNodeIDs, GraphEdgeKeys: out.GraphEdgeKeys, QueryText: out.QueryText,
 		OrgID: req.Scope.Org, ProjectID: req.Scope.Project}
-	if out.LogID, err = c.Logs.PutInjectionLog(log); err != nil {
+	if out.LogID, err = c.putInjectionLog(ctx, log); err != nil {
 		return nil, err
 	}
 	return out, nil

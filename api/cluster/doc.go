@@ -47,7 +47,12 @@
 // on from what each node applied. An Applier waits out NATS errors and
 // makes its consumer again when it idles while the stream has more.
 //
-// Not yet cluster-wide: session leases, the inject queue, injection logs
-// and feedback stay in the store of the node that takes the request
-// (issue 13, item 4).
+// Sessions. Leases, the inject queue, injection logs, feedback and tool
+// results are service.Writes of the org's shard like any other: a lease
+// claim or an inject claim is decided by the state every replica has at
+// its place in the log (with the log's time for expiries), so two workers
+// on two nodes never both hold a session and an acked inject is never
+// handed out again by another node. The JetStream log is the
+// compare-and-set: a claim takes effect only if no live lease precedes it
+// in the log.
 package cluster

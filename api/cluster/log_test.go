@@ -2,8 +2,11 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +15,8 @@ import (
 
 	"github.com/kgctx/kgctx/compose/service"
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/delivery"
+	"github.com/kgctx/kgctx/engine/sessionlog"
 )
 
 // snapshot lists a project's triplets with their node ids.
@@ -33,6 +38,35 @@ func snapshot(t *testing.T, st *engine.Store, ten engine.Tenant) []string {
 // stream through its own NATS server, end with the same graph, node ids
 // included; a store closed while writes go on resumes from the sequence it
 // recorded and catches up.
+// sessions is the session state of org_a's ses_0..2 as every replica
+// must hold it: leases, queued injects (their store sequence aside) and
+// injection logs.
+func sessions(t *testing.T, app *service.App) string {
+	t.Helper()
+	var out []any
+	for i := range 3 {
+		ses := fmt.Sprintf("ses_%d", i)
+		l, err := app.Delivery.LeaseOf("org_a", ses)
+		if err != nil && !errors.Is(err, engine.ErrNotFound) {
+			t.Fatal(err)
+		}
+		ins, err := app.Delivery.PendingInjects("org_a", ses)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range ins {
+			ins[j].Seq = 0
+		}
+		logs, err := app.Logs.InjectionLogs("org_a", ses)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, l, ins, logs)
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
+}
+
 func TestReplicasApplyInOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-server NATS cluster")
@@ -90,6 +124,21 @@ func TestReplicasApplyInOrder(t *testing.T) {
 					if i%5 == 0 {
 						wr = service.Write{Kind: service.WriteObservations, Org: ten.Org, Project: ten.Project, Observations: []engine.ObservationInput{{Content: fmt.Sprintf("note %d", i)}}}
 					}
+					// Session writes race each other: the log decides who
+					// holds each session and which inject is in flight.
+					ses, worker := fmt.Sprintf("ses_%d", i%3), fmt.Sprintf("w%d", i%2)
+					switch i % 7 {
+					case 1:
+						wr = service.Write{Kind: service.WriteLeaseClaim, Org: ten.Org, Seconds: 60,
+							Lease: &delivery.Lease{SessionID: ses, WorkerID: worker, OrgID: ten.Org}}
+					case 2:
+						wr = service.Write{Kind: service.WriteEnqueue, Org: ten.Org, Inject: &delivery.Inject{SessionID: ses, OrgID: ten.Org, Text: fmt.Sprintf("inject %d", i)}}
+					case 3:
+						wr = service.Write{Kind: service.WriteInjectClaim, Org: ten.Org, Session: ses, Worker: worker}
+					case 4:
+						wr = service.Write{Kind: service.WriteInjectionLog, Org: ten.Org, Project: ten.Project, Log: &sessionlog.InjectionLog{
+							SessionID: ses, OrgID: ten.Org, ProjectID: ten.Project, WorkType: "bug_fix", QueryText: fmt.Sprintf("q %d", i)}}
+					}
 					seq, err := Publish(ctx, js, "test", "s0", wr, "")
 					if err != nil {
 						t.Error(err)
@@ -118,6 +167,15 @@ func TestReplicasApplyInOrder(t *testing.T) {
 	want := snapshot(t, reps[0].app.Store, ten)
 	if len(want) == 0 {
 		t.Fatal("nothing applied")
+	}
+	wantSes := sessions(t, reps[0].app)
+	if !strings.Contains(wantSes, "dlv_") || !strings.Contains(wantSes, "log_") || !strings.Contains(wantSes, `"workerId"`) {
+		t.Fatalf("no lease, in-flight inject or log applied: %s", wantSes)
+	}
+	for i, r := range reps[1:] {
+		if got := sessions(t, r.app); got != wantSes {
+			t.Fatalf("replica %d's sessions differ from replica 0's:\n%s\n%s", i+1, got, wantSes)
+		}
 	}
 	for i, r := range reps[1:] {
 		if got := snapshot(t, r.app.Store, ten); !slices.Equal(got, want) {
@@ -149,9 +207,13 @@ func TestReplicasApplyInOrder(t *testing.T) {
 		}
 	}
 	want = snapshot(t, reps[0].app.Store, ten)
+	wantSes = sessions(t, reps[0].app)
 	for i, r := range reps[1:] {
 		if got := snapshot(t, r.app.Store, ten); !slices.Equal(got, want) {
 			t.Fatalf("after the restart, replica %d differs:\n%v\n%v", i+1, got, want)
+		}
+		if got := sessions(t, r.app); got != wantSes {
+			t.Fatalf("after the restart, replica %d's sessions differ:\n%s\n%s", i+1, got, wantSes)
 		}
 	}
 	for _, r := range reps {

@@ -196,6 +196,7 @@ func TestClusterEndToEnd(t *testing.T) {
 	t.Logf("three nodes serve every shard after %s", time.Since(start).Round(time.Millisecond))
 
 	t.Run("isolation", func(t *testing.T) { clusterIsolation(t, nodes, pos) })
+	t.Run("delivery", func(t *testing.T) { clusterDelivery(t, nodes, pos) })
 	acked := clusterSIGKILL(t, nodes, dirs, flags, pos)
 	t.Logf("killed node caught up after %s", time.Since(start).Round(time.Millisecond))
 	clusterJoin(t, nodes, dirs[3], ports[0], acked, pos)
@@ -242,6 +243,61 @@ forbid (principal, action, resource) when { resource.type == "secret" };
 		b = string(mustCall(t, n, pos, 200, "POST", "/v1/context/graph", agB, "application/json", bb))
 		if strings.Contains(b, "Alpha") || strings.Contains(b, "Beta") {
 			t.Errorf("node %d: org_b's block leaks org_a: %s", i+1, b)
+		}
+	}
+}
+
+// clusterDelivery: a session's lease and inject queue hold across the
+// nodes. Requests carry no positions (a worker on another node knows
+// nothing of the first's writes): the log orders them.
+func clusterDelivery(t *testing.T, nodes []*server, pos *positions) {
+	ag := mustToken(t, nodes[0], pos, "org_d", "agent")
+	// The token must be known everywhere before anonymous-position calls.
+	for _, n := range nodes {
+		mustCall(t, n, pos, 200, "GET", "/v1/whoami", ag, "", nil)
+	}
+	claim := func(n *server, worker string) answer {
+		b, _ := json.Marshal(map[string]any{"workerId": worker, "projectId": "p", "leaseSeconds": 600})
+		a, err := ccall(n, &positions{}, false, "POST", "/v1/sessions/ses_d/claim", ag, "application/json", b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	if a := claim(nodes[0], "w1"); a.code != 200 {
+		t.Fatalf("claim on node 1: %d %s", a.code, a.body)
+	}
+	for i, n := range nodes[1:] {
+		if a := claim(n, fmt.Sprintf("w%d", i+2)); a.code != 409 {
+			t.Fatalf("a second worker's claim on node %d: %d %s, want 409", i+2, a.code, a.body)
+		}
+	}
+	// An inject enqueued on node 3 goes to the holder polling node 2, is
+	// acked on node 2 and never handed out again, on any node.
+	b, _ := json.Marshal(map[string]any{"text": "remember the staging pool cap"})
+	if a, _ := ccall(nodes[2], &positions{}, false, "POST", "/v1/sessions/ses_d/injects", ag, "application/json", b); a.code != 201 {
+		t.Fatalf("enqueue on node 3: %d %s", a.code, a.body)
+	}
+	w1, _ := json.Marshal(map[string]any{"workerId": "w1"})
+	a, _ := ccall(nodes[1], &positions{}, false, "POST", "/v1/sessions/ses_d/injects/claim", ag, "application/json", w1)
+	var in struct{ DeliveryID, Text string }
+	json.Unmarshal(a.body, &in)
+	if a.code != 200 || in.Text != "remember the staging pool cap" {
+		t.Fatalf("holder's claim on node 2: %d %s", a.code, a.body)
+	}
+	if a, _ := ccall(nodes[2], &positions{}, false, "POST", "/v1/sessions/ses_d/injects/claim", ag, "application/json", w1); a.code != 200 || !bytes.Contains(a.body, []byte(in.DeliveryID)) {
+		t.Fatalf("the in-flight inject on node 3: %d %s, want the same delivery %s again", a.code, a.body, in.DeliveryID)
+	}
+	w2, _ := json.Marshal(map[string]any{"workerId": "w2"})
+	if a, _ := ccall(nodes[0], &positions{}, false, "POST", "/v1/sessions/ses_d/injects/claim", ag, "application/json", w2); a.code != 409 {
+		t.Fatalf("a non-holder's inject claim on node 1: %d %s", a.code, a.body)
+	}
+	if a, _ := ccall(nodes[1], &positions{}, false, "POST", "/v1/sessions/ses_d/injects/"+in.DeliveryID+"/ack", ag, "", nil); a.code != 204 {
+		t.Fatalf("ack on node 2: %d %s", a.code, a.body)
+	}
+	for i, n := range nodes {
+		if a, _ := ccall(n, &positions{}, false, "POST", "/v1/sessions/ses_d/injects/claim", ag, "application/json", w1); a.code != 204 {
+			t.Fatalf("after the ack, node %d hands out: %d %s", i+1, a.code, a.body)
 		}
 	}
 }

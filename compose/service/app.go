@@ -155,8 +155,30 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	c := &compose.Composer{Store: st, Logs: logs, Delivery: dl, Index: ix, PEP: pep, Expand: cfg.Expand, Settings: settings, GraphShare: cfg.GraphShare,
 		PropagationRate: cfg.PropagationRate, SimilarErrorScore: cfg.SimilarErrorScore, Logger: log}
-	return &App{Store: st, Tokens: tokens, Delivery: dl, Logs: logs, Index: ix, PEP: pep, Logger: log, Settings: settings, FeedbackAlpha: alpha, Composer: c,
-		Injector: compose.NewInjector(c), Embedder: counted}, nil
+	a := &App{Store: st, Tokens: tokens, Delivery: dl, Logs: logs, Index: ix, PEP: pep, Logger: log, Settings: settings, FeedbackAlpha: alpha, Composer: c,
+		Injector: compose.NewInjector(c), Embedder: counted}
+	c.Writes = sessionWrites{a}
+	return a, nil
+}
+
+// sessionWrites makes the composer's and the injector's session writes
+// Writes of the App (through its Writer).
+type sessionWrites struct{ a *App }
+
+func (w sessionWrites) PutInjectionLog(ctx context.Context, l sessionlog.InjectionLog) (string, error) {
+	res, err := w.a.Write(ctx, Write{Kind: WriteInjectionLog, Org: l.OrgID, Project: l.ProjectID, Log: &l})
+	if err != nil || len(res.IDs) == 0 {
+		return "", err
+	}
+	return res.IDs[0], nil
+}
+
+func (w sessionWrites) Enqueue(ctx context.Context, in delivery.Inject) (delivery.Inject, bool, error) {
+	res, err := w.a.Write(ctx, Write{Kind: WriteEnqueue, Org: in.OrgID, Inject: &in})
+	if err != nil || res.Inject == nil {
+		return in, res.Duplicate, err
+	}
+	return *res.Inject, res.Duplicate, nil
 }
 
 // SetPolicies validates text, makes it durable, then puts it in force. On

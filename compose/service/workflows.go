@@ -48,9 +48,9 @@ type ClaimResult struct {
 // on, enqueues it; then hands the worker the session's pending inject.
 // Failing to enqueue or to hand over never fails the claim (it is logged).
 func (a *App) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error) {
-	now := time.Now()
 	r.Lease.SessionID = r.Session
-	lease, err := a.Delivery.ClaimLease(r.Lease, r.Duration, now)
+	lw, err := a.Write(ctx, Write{Kind: WriteLeaseClaim, Org: r.Lease.OrgID, Project: r.Lease.ProjectID, Lease: &r.Lease,
+		Seconds: int(r.Duration / time.Second)})
 	if err != nil {
 		return ClaimResult{}, err
 	}
@@ -59,28 +59,63 @@ func (a *App) Claim(ctx context.Context, r ClaimRequest) (ClaimResult, error) {
 	if err != nil {
 		return ClaimResult{}, err
 	}
-	out := ClaimResult{Lease: lease, Block: block}
+	out := ClaimResult{Lease: lw.Lease, Block: block}
 	mem, err := a.Settings.MemoryConfig(r.Scope)
 	if err == nil && mem.RuntimeInjectEnabled && block.Block != "" {
-		_, dup, err := a.Delivery.Enqueue(delivery.Inject{SessionID: r.Session, OrgID: r.Scope.Org, AgentID: r.Lease.AgentID,
-			Text: block.Block, ObservationIDs: block.ObservationIDs}, now)
+		_, dup, err := a.Composer.Writes.Enqueue(ctx, delivery.Inject{SessionID: r.Session, OrgID: r.Scope.Org, AgentID: r.Lease.AgentID,
+			Text: block.Block, ObservationIDs: block.ObservationIDs})
 		if err != nil {
 			a.Logger.Warn("enqueue the start-of-session block", "session", r.Session, "err", err)
 		} else {
 			out.Enqueued, out.Duplicate = !dup, dup
 		}
 	}
-	out.Inject, err = a.Delivery.ClaimInject(r.Scope.Org, r.Session, r.Lease.WorkerID, now)
+	out.Inject, err = a.ClaimInject(ctx, r.Scope.Org, r.Session, r.Lease.WorkerID)
 	if err != nil {
 		a.Logger.Warn("hand over an inject at claim", "session", r.Session, "err", err)
 	}
 	return out, nil
 }
 
+// ClaimInject hands org's session's in-flight or next inject to worker,
+// the holder of its lease (nil when none).
+func (a *App) ClaimInject(ctx context.Context, org, session, worker string) (*delivery.Inject, error) {
+	res, err := a.Write(ctx, Write{Kind: WriteInjectClaim, Org: org, Session: session, Worker: worker})
+	return res.Inject, err
+}
+
+// Enqueue puts an inject on its session's queue; true when the text was
+// already queued (nothing added).
+func (a *App) Enqueue(ctx context.Context, in delivery.Inject) (delivery.Inject, bool, error) {
+	return a.Composer.Writes.Enqueue(ctx, in)
+}
+
+// AckInject consumes the session's in-flight inject.
+func (a *App) AckInject(ctx context.Context, org, session, deliveryID string) error {
+	_, err := a.Write(ctx, Write{Kind: WriteInjectAck, Org: org, Session: session, ID: deliveryID})
+	return err
+}
+
+// PutInjectionLog records a context injection and returns its id.
+func (a *App) PutInjectionLog(ctx context.Context, l sessionlog.InjectionLog) (string, error) {
+	return a.Composer.Writes.PutInjectionLog(ctx, l)
+}
+
+// ToolResult records a session's tool result in its project's graph
+// (compose.Composer.ToolResult) as a write.
+func (a *App) ToolResult(ctx context.Context, r compose.ToolResult) (*compose.LearnResult, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	res, err := a.Write(ctx, Write{Kind: WriteToolResult, Org: r.Scope.Org, Project: r.Scope.Project, ToolResult: &r})
+	return res.Learned, err
+}
+
 // Feedback applies a session's outcome to the weights of what its
 // injection logs showed, at the app's EMA rate.
 func (a *App) Feedback(ctx context.Context, org, session, outcome string) (sessionlog.FeedbackResult, error) {
-	return a.Logs.ApplyFeedback(ctx, org, session, outcome, a.FeedbackAlpha)
+	res, err := a.Write(ctx, Write{Kind: WriteFeedback, Org: org, Session: session, Outcome: outcome})
+	return res.Feedback, err
 }
 
 // Binding is what ties a session to projects: its lease (nil when it has
@@ -132,14 +167,13 @@ func (a *App) VerbEvent(ctx context.Context, e compose.Event, lease *delivery.Le
 // Refresh is a worker's lock-refresh beat: it extends the lease (for d, or
 // for the claim's length when d is 0) and hands the holder the session's
 // in-flight or next inject (nil when none).
-func (a *App) Refresh(org, session, worker string, d time.Duration) (delivery.Lease, *delivery.Inject, error) {
-	now := time.Now()
-	lease, err := a.Delivery.RefreshLease(org, session, worker, d, now)
+func (a *App) Refresh(ctx context.Context, org, session, worker string, d time.Duration) (delivery.Lease, *delivery.Inject, error) {
+	res, err := a.Write(ctx, Write{Kind: WriteLeaseRefresh, Org: org, Session: session, Worker: worker, Seconds: int(d / time.Second)})
 	if err != nil {
-		return lease, nil, err
+		return res.Lease, nil, err
 	}
-	in, err := a.Delivery.ClaimInject(org, session, worker, now)
-	return lease, in, err
+	in, err := a.ClaimInject(ctx, org, session, worker)
+	return res.Lease, in, err
 }
 
 // Import writes triplets into project t under the project's relationship

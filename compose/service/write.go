@@ -5,11 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
+	"github.com/kgctx/kgctx/engine/delivery"
+	"github.com/kgctx/kgctx/engine/sessionlog"
 	"github.com/kgctx/kgctx/policy"
 )
 
@@ -32,6 +38,17 @@ const (
 	WriteInSessionConfig   = "in_session_config"
 	WritePolicies          = "policies"
 	WriteToken             = "token"
+	// Session state: leases, the inject queue, injection logs and
+	// feedback, so that a cluster's nodes agree on who holds a session
+	// and what was delivered.
+	WriteLeaseClaim   = "lease_claim"
+	WriteLeaseRefresh = "lease_refresh"
+	WriteEnqueue      = "enqueue"
+	WriteInjectClaim  = "inject_claim"
+	WriteInjectAck    = "inject_ack"
+	WriteInjectionLog = "injection_log"
+	WriteFeedback     = "feedback"
+	WriteToolResult   = "tool_result"
 )
 
 // Write is one change, complete: everything its application reads is in
@@ -61,6 +78,19 @@ type Write struct {
 	// leaves the node that made it) and its grant.
 	TokenHash string      `json:"tokenHash,omitempty"`
 	Token     *auth.Token `json:"token,omitempty"`
+	// Session writes: the session and worker, a lease's length in seconds
+	// (a refresh: 0 keeps the claim's), the lease claimed, the inject
+	// enqueued, the injection log recorded, the feedback's outcome; an
+	// ack's deliveryId is ID.
+	Session string                   `json:"session,omitempty"`
+	Worker  string                   `json:"worker,omitempty"`
+	Seconds int                      `json:"seconds,omitempty"`
+	Lease   *delivery.Lease          `json:"lease,omitempty"`
+	Inject  *delivery.Inject         `json:"inject,omitempty"`
+	Log     *sessionlog.InjectionLog `json:"log,omitempty"`
+	Outcome string                   `json:"outcome,omitempty"`
+	// ToolResult: the result a session's tool call gave.
+	ToolResult *compose.ToolResult `json:"toolResult,omitempty"`
 }
 
 // Global reports whether w changes what every org sees (tokens, policies,
@@ -77,6 +107,14 @@ func (w Write) Global() bool {
 type WriteResult struct {
 	Import engine.ImportResult // WriteImport
 	IDs    []string            // WriteObservations: the new ids, in order
+	// Session writes: the lease claimed or refreshed, the inject
+	// enqueued (Duplicate: already queued) or handed to the worker (nil:
+	// none), the injection log's id (IDs), the feedback applied.
+	Lease     delivery.Lease
+	Inject    *delivery.Inject
+	Duplicate bool
+	Feedback  sessionlog.FeedbackResult
+	Learned   *compose.LearnResult // WriteToolResult
 	// Seq is the log sequence of a replicated write (0 on a single node);
 	// Shard names its log.
 	Seq   uint64
@@ -90,12 +128,43 @@ type Writer interface {
 	Write(ctx context.Context, w Write) (WriteResult, error)
 }
 
-// Write makes a change through the App's Writer.
+// Write makes a change through the App's Writer. A replicated write's
+// position is added to ctx's positions (WithPositions).
 func (a *App) Write(ctx context.Context, w Write) (WriteResult, error) {
-	if a.Writer != nil {
-		return a.Writer.Write(ctx, w)
+	if a.Writer == nil {
+		return a.Apply(ctx, w, ApplyOptions{})
 	}
-	return a.Apply(ctx, w, ApplyOptions{})
+	res, err := a.Writer.Write(ctx, w)
+	if p, ok := ctx.Value(positionsKey{}).(*positions); ok && res.Seq > 0 {
+		p.mu.Lock()
+		p.m[res.Shard] = max(p.m[res.Shard], res.Seq)
+		p.mu.Unlock()
+	}
+	return res, err
+}
+
+type positionsKey struct{}
+
+type positions struct {
+	mu sync.Mutex
+	m  map[string]uint64
+}
+
+// WithPositions returns a context whose Writes record their log
+// positions, and a function that reports them as "SHARD:SEQ,..." (""
+// when none), the highest of each shard.
+func WithPositions(ctx context.Context) (context.Context, func() string) {
+	p := &positions{m: map[string]uint64{}}
+	return context.WithValue(ctx, positionsKey{}, p), func() string {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		parts := make([]string, 0, len(p.m))
+		for s, q := range p.m {
+			parts = append(parts, s+":"+strconv.FormatUint(q, 10))
+		}
+		slices.Sort(parts)
+		return strings.Join(parts, ",")
+	}
 }
 
 // ApplyOptions make an application deterministic: a replica applies a
@@ -151,10 +220,64 @@ func (a *App) Apply(ctx context.Context, w Write, o ApplyOptions) (WriteResult, 
 			tok.CreatedAt = o.Now
 		}
 		err = a.Tokens.PutTokenHash(w.TokenHash, tok)
+	case WriteLeaseClaim, WriteLeaseRefresh, WriteEnqueue, WriteInjectClaim, WriteInjectAck, WriteInjectionLog, WriteFeedback:
+		err = a.applySession(ctx, w, o, &res)
+	case WriteToolResult:
+		if w.ToolResult == nil {
+			return res, fmt.Errorf("%w: a tool result write without its result", engine.ErrInvalidInput)
+		}
+		res.Learned, err = a.Composer.ToolResultAt(ctx, *w.ToolResult, iopt)
 	default:
 		err = fmt.Errorf("%w: unknown write kind %q", engine.ErrInvalidInput, w.Kind)
 	}
 	return res, err
+}
+
+// applySession applies a write of session state, at the log's time.
+func (a *App) applySession(ctx context.Context, w Write, o ApplyOptions, res *WriteResult) error {
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	d := time.Duration(w.Seconds) * time.Second
+	var err error
+	switch w.Kind {
+	case WriteLeaseClaim:
+		if w.Lease == nil {
+			return fmt.Errorf("%w: a lease claim without its lease", engine.ErrInvalidInput)
+		}
+		res.Lease, err = a.Delivery.ClaimLease(*w.Lease, d, now)
+	case WriteLeaseRefresh:
+		res.Lease, err = a.Delivery.RefreshLease(w.Org, w.Session, w.Worker, d, now)
+	case WriteEnqueue:
+		if w.Inject == nil {
+			return fmt.Errorf("%w: an enqueue without its inject", engine.ErrInvalidInput)
+		}
+		var in delivery.Inject
+		in, res.Duplicate, err = a.Delivery.Enqueue(*w.Inject, now)
+		res.Inject = &in
+	case WriteInjectClaim:
+		res.Inject, err = a.Delivery.ClaimInjectIDs(w.Org, w.Session, w.Worker, now, o.IDs)
+	case WriteInjectAck:
+		err = a.Delivery.AckInject(w.Org, w.Session, w.ID)
+	case WriteInjectionLog:
+		if w.Log == nil {
+			return fmt.Errorf("%w: an injection log write without its log", engine.ErrInvalidInput)
+		}
+		l := *w.Log
+		if l.ID == "" && o.IDs != nil {
+			l.ID = o.IDs.ID("log")
+		}
+		if l.Timestamp.IsZero() && !o.Now.IsZero() {
+			l.Timestamp = o.Now.UTC()
+		}
+		var id string
+		id, err = a.Logs.PutInjectionLog(l)
+		res.IDs = []string{id}
+	case WriteFeedback:
+		res.Feedback, err = a.Logs.ApplyFeedback(ctx, w.Org, w.Session, w.Outcome, a.FeedbackAlpha)
+	}
+	return err
 }
 
 func applyDoc[T any](doc json.RawMessage, set func(T) error) error {

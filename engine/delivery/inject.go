@@ -106,6 +106,12 @@ func (s *Store) Enqueue(in Inject, now time.Time) (Inject, bool, error) {
 // pending one, now in flight with a fresh deliveryId. (nil, nil) when the
 // queue is empty; ErrNotHolder for anyone but the lease holder.
 func (s *Store) ClaimInject(org, session, worker string, now time.Time) (*Inject, error) {
+	return s.ClaimInjectIDs(org, session, worker, now, nil)
+}
+
+// ClaimInjectIDs is ClaimInject drawing a new deliveryId from ids (nil:
+// random), so that the replicas of a cluster give the same one.
+func (s *Store) ClaimInjectIDs(org, session, worker string, now time.Time, ids *engine.IDSource) (*Inject, error) {
 	var out *Inject
 	err := s.update(func(txn *badger.Txn) error {
 		var l Lease
@@ -122,7 +128,7 @@ func (s *Store) ClaimInject(org, session, worker string, now time.Time) (*Inject
 		}
 		if in.State == InjectPending {
 			in.State = InjectDelivered
-			in.DeliveryID = newDeliveryID()
+			in.DeliveryID = ids.ID("dlv")
 		}
 		in.Attempts++
 		in.DeliveredAt = now.UTC()
@@ -185,8 +191,6 @@ func (s *Store) PendingInjects(org, session string) ([]Inject, error) {
 	})
 	return out, err
 }
-
-func newDeliveryID() string { return engine.NewID("dlv") }
 
 // Depth counts, over every org, the leases held at now (not expired) and
 // the injects not yet acked: the gauges an operator alerts on. It reads
