@@ -66,9 +66,9 @@ type Composer struct {
 	// Writes, when set, carries the injection logs and injects the
 	// composer and the injector make (a cluster's log); nil writes them
 	// to Logs and Delivery at once.
-	Writes   SessionWrites
-	Index    *index.Index
-	PEP      *policy.PEP
+	Writes SessionWrites
+	Index  *index.Index
+	PEP    *policy.PEP
 	// Expand holds the walk's caps and decay (MaxFanout, MaxVisited,
 	// HopDecay); Depth comes from each request. MaxFanout also bounds the
 	// errors a tool's success visits (see propagationTargets).
