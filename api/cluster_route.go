@@ -8,6 +8,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -35,9 +36,19 @@ func (s *Server) route(c echo.Context, r *route, tok auth.Token) (done bool, err
 	if err != nil || org == "" {
 		return false, err // the handler refuses what is wrong
 	}
-	target, err := s.cfg.Cluster.Route(req.Context(), org)
-	if err != nil || target == "" {
+	targets, err := s.cfg.Cluster.Route(req.Context(), org)
+	if err != nil || len(targets) == 0 {
 		return false, err
+	}
+	// The first candidate that did not fail lately: a node killed a
+	// moment ago is listed until the members bucket forgets it (or, NATS
+	// without a quorum, until it is back).
+	target := targets[0]
+	for _, t := range targets {
+		if at, ok := s.downNodes.Load(t); !ok || time.Since(at.(time.Time)) > 10*time.Second {
+			target = t
+			break
+		}
 	}
 	if req.Header.Get(ProxiedHeader) != "" {
 		// Forwarded here by a node whose view of the cluster is a beat
@@ -55,6 +66,7 @@ func (s *Server) route(c echo.Context, r *route, tok auth.Token) (done bool, err
 			pr.Out.Header.Set(ProxiedHeader, "1")
 		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			s.downNodes.Store(target, time.Now())
 			s.errorHandler(apiErr(http.StatusServiceUnavailable, "unavailable", "the node serving org %s (%s) did not answer: %v", org, target, err), c)
 		},
 	}

@@ -42,7 +42,7 @@ var errorDocs = map[int]string{
 	409: "Conflict: the session is leased to another worker, or the inject is not the one in flight.",
 	413: "The body is over the server's limit.",
 	422: "The body parses but is refused: the lines at fault are named.",
-	503: "The embedder is unreachable (Retry-After says when to try again), or the server is shutting down.",
+	503: "The embedder is unreachable (Retry-After says when to try again), or the server is shutting down; in a cluster, NATS has no quorum (a write: nothing written), the positions named in X-Kgctx-Sequence were not applied within the read wait, or no live node serves the org.",
 }
 
 // openAPI builds the OpenAPI 3 document from the route table and the Go
@@ -67,6 +67,11 @@ func (s *Server) openAPI(server string) map[string]any {
 		for _, q := range r.query {
 			params = append(params, map[string]any{"name": q.name, "in": "query", "required": q.required, "description": q.doc,
 				"schema": map[string]any{"type": q.typ}})
+		}
+		if r.minRole != "" {
+			params = append(params, map[string]any{"name": SequenceHeader, "in": "header", "required": false,
+				"description": "In a cluster: the log positions (SHARD:SEQ, comma-separated) of writes this request must see; the node waits until it has applied them. A write answers its own in the same header.",
+				"schema": map[string]any{"type": "string", "pattern": `^[a-z0-9-]+:[0-9]+(,[a-z0-9-]+:[0-9]+)*$`}})
 		}
 		if len(params) > 0 {
 			op["parameters"] = params
@@ -130,7 +135,9 @@ func (s *Server) version() string {
 func (r *route) errorStatuses() []int {
 	var sts []int
 	if r.minRole != "" {
-		sts = append(sts, 401, 403)
+		// In a cluster: a malformed X-Kgctx-Sequence (400), the cluster
+		// out of reach (503).
+		sts = append(sts, 400, 401, 403, 503)
 	}
 	if r.req != nil {
 		sts = append(sts, 400, 408, 413)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -49,9 +50,9 @@ type Cluster interface {
 	// WaitApplied waits, within a bound, until this node has applied the
 	// log positions a request names (SequenceHeader's value).
 	WaitApplied(ctx context.Context, positions string) error
-	// Route answers "" when this node serves org's requests, else the
-	// base URL of a node that does.
-	Route(ctx context.Context, org string) (string, error)
+	// Route answers none when this node serves org's requests, else the
+	// base URLs of the nodes that do, best first.
+	Route(ctx context.Context, org string) ([]string, error)
 	// Status is the node's view of the cluster.
 	Status() ClusterStatus
 }
@@ -99,6 +100,9 @@ type Server struct {
 	metrics *metrics
 	routes  []route
 	http    *http.Server
+	// downNodes: cluster nodes a proxied request failed to reach, and
+	// when (api/cluster_route.go).
+	downNodes sync.Map
 }
 
 // role ranks: a route names the least role it admits.

@@ -70,8 +70,11 @@ type member struct {
 }
 
 const (
-	heartbeat = time.Second
-	deadAfter = 6 * time.Second // a member silent this long is gone
+	// publishWait bounds the wait for JetStream's ack of a write: without
+	// a quorum the write is refused (503) after it.
+	publishWait = 10 * time.Second
+	heartbeat   = time.Second
+	deadAfter   = 6 * time.Second // a member silent this long is gone
 )
 
 // Node is one kgctx process of a cluster: it applies its shards' logs to
@@ -484,7 +487,9 @@ func (n *Node) Write(ctx context.Context, w service.Write) (service.WriteResult,
 	if f == nil {
 		return service.WriteResult{}, fmt.Errorf("%w: this node does not apply shard %s", ErrUnavailable, shard)
 	}
-	seq, err := Publish(ctx, n.js, n.cfg.Cluster, shard, w, n.origin)
+	pctx, pcancel := context.WithTimeout(ctx, publishWait)
+	seq, err := Publish(pctx, n.js, n.cfg.Cluster, shard, w, n.origin)
+	pcancel()
 	if err != nil {
 		return service.WriteResult{}, fmt.Errorf("%w: the write was not acknowledged by JetStream, nothing was written: %v", ErrUnavailable, err)
 	}
@@ -528,24 +533,29 @@ func (n *Node) WaitApplied(ctx context.Context, header string) error {
 	return nil
 }
 
-// Route says where the requests of org are served: "" for this node, else
-// the base URL of a live node that serves the org's shard.
-func (n *Node) Route(ctx context.Context, org string) (string, error) {
+// Route says where the requests of org are served: none for this node,
+// else the base URLs of the live nodes that serve the org's shard, in
+// rendezvous order.
+func (n *Node) Route(ctx context.Context, org string) ([]string, error) {
 	shard, err := n.shardOf(ctx, org)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if f := n.running[shard]; f != nil && f.serving {
-		return "", nil
+		return nil, nil
 	}
+	var urls []string
 	for _, id := range holders(shard, n.members, len(n.members)) {
 		if m := n.members[id]; id != n.cfg.NodeID && slices.Contains(m.Serving, shard) {
-			return m.URL, nil
+			urls = append(urls, m.URL)
 		}
 	}
-	return "", fmt.Errorf("%w: no live node serves shard %s (org %s) yet", ErrUnavailable, shard, org)
+	if len(urls) == 0 {
+		return nil, fmt.Errorf("%w: no live node serves shard %s (org %s) yet", ErrUnavailable, shard, org)
+	}
+	return urls, nil
 }
 
 // Status is what a node reports of itself.

@@ -199,8 +199,55 @@ func TestClusterEndToEnd(t *testing.T) {
 	t.Run("delivery", func(t *testing.T) { clusterDelivery(t, nodes, pos) })
 	acked := clusterSIGKILL(t, nodes, dirs, flags, pos)
 	t.Logf("killed node caught up after %s", time.Since(start).Round(time.Millisecond))
-	clusterJoin(t, nodes, dirs[3], ports[0], acked, pos)
+	n4 := clusterJoin(t, nodes, dirs[3], ports[0], acked, pos)
 	t.Logf("fourth node joined after %s", time.Since(start).Round(time.Millisecond))
+	clusterNoQuorum(t, []*server{nodes[0], n4}, nodes[1:], acked, pos)
+}
+
+// clusterNoQuorum kills the nodes whose NATS servers make the quorum:
+// writes are refused with 503 and nothing is written; reads go on from
+// what was applied.
+func clusterNoQuorum(t *testing.T, alive, kill []*server, acked map[string][]string, pos *positions) {
+	// Tokens are writes too: made while the quorum holds.
+	imp := mustToken(t, alive[0], pos, "org_k0", "importer")
+	ag := map[string]string{}
+	for o := range acked {
+		ag[o] = mustToken(t, alive[0], pos, o, "agent")
+	}
+	for _, n := range alive {
+		mustCall(t, n, pos, 200, "GET", "/v1/whoami", imp, "", nil)
+	}
+	for _, n := range kill {
+		n.cmd.Process.Signal(syscall.SIGKILL)
+		n.cmd.Wait()
+	}
+	for i, n := range alive {
+		a, err := ccall(n, pos, false, "POST", "/v1/orgs/org_k0/projects/p/triplets", imp, "application/json",
+			[]byte(fmt.Sprintf(`[{"source": "NoQuorum%d", "relationship": "calls", "target": "Hub0"}]`, i)))
+		if err != nil || a.code != 503 || !bytes.Contains(a.body, []byte(`"unavailable"`)) {
+			t.Fatalf("a write without a NATS quorum on %s: %d %s %v, want 503", n.url, a.code, a.body, err)
+		}
+	}
+	// Reads go on: from the node's own store, or proxied to a live node
+	// that serves the org (a dead one is tried once, answers 503, and is
+	// skipped after).
+	for _, n := range alive {
+		for o, names := range acked {
+			var a answer
+			for range 3 {
+				var err error
+				if a, err = ccall(n, pos, false, "GET", "/v1/orgs/"+o+"/projects/p/graph/triplets?predicate=calls&limit=10000", ag[o], "", nil); err != nil {
+					t.Fatal(err)
+				}
+				if a.code != 503 {
+					break
+				}
+			}
+			if a.code != 200 || !bytes.Contains(a.body, []byte(`"`+names[len(names)-1]+`"`)) || bytes.Contains(a.body, []byte("NoQuorum")) {
+				t.Fatalf("a read of %s without a NATS quorum on %s: %d %.300s", o, n.url, a.code, a.body)
+			}
+		}
+	}
 }
 
 // clusterIsolation runs the defects issue's isolation checks with the
@@ -436,7 +483,7 @@ func checkAcked(t *testing.T, who string, n *server, pos *positions, org, tok st
 // waits until it serves the shards rendezvous gives it and the node it
 // displaced stops applying them, and checks every node answers every
 // org in full throughout.
-func clusterJoin(t *testing.T, nodes []*server, dir string, natsPort int, acked map[string][]string, pos *positions) {
+func clusterJoin(t *testing.T, nodes []*server, dir string, natsPort int, acked map[string][]string, pos *positions) *server {
 	ag := map[string]string{}
 	for o := range acked {
 		ag[o] = mustToken(t, nodes[0], pos, o, "agent")
@@ -538,4 +585,5 @@ func clusterJoin(t *testing.T, nodes []*server, dir string, natsPort int, acked 
 		s, _ := cluster.ShardOf(o, shards, nil)
 		checkAcked(t, "n4", n4, pos, o, ag[o], names, slices.Contains(moved, s))
 	}
+	return n4
 }
