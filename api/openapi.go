@@ -71,7 +71,7 @@ func (s *Server) openAPI(server string) map[string]any {
 		if r.minRole != "" {
 			params = append(params, map[string]any{"name": SequenceHeader, "in": "header", "required": false,
 				"description": "In a cluster: the log positions (SHARD:SEQ, comma-separated) of writes this request must see; the node waits until it has applied them. A write answers its own in the same header.",
-				"schema": map[string]any{"type": "string", "pattern": `^[a-z0-9-]+:[0-9]+(,[a-z0-9-]+:[0-9]+)*$`}})
+				"schema":      map[string]any{"type": "string", "pattern": `^[a-z0-9-]+:[0-9]+(,[a-z0-9-]+:[0-9]+)*$`}})
 		}
 		if len(params) > 0 {
 			op["parameters"] = params
