@@ -16,12 +16,14 @@ import (
 func benchCmd() *command {
 	return &command{
 		name:    "bench",
-		summary: "run a benchmark scenario: fb15k, synthetic, hnsw, session, insession, rag or relevance",
+		summary: "run a benchmark scenario: fb15k, synthetic, hnsw, session, insession, rag, relevance or cluster",
 		args:    "[SCENARIO]",
 		about: "Build or load a graph and report p50/p95/p99 latency, throughput, import rate,\n" +
 			"recall and memory. SCENARIO is fb15k (default), synthetic, hnsw, session,\n" +
 			"insession or rag; relevance measures what blocks hold on the dev sets\n" +
-			"(MetaQA, FB15k-237 questions, codeloc, LoCoMo) against baselines.",
+			"(MetaQA, FB15k-237 questions, codeloc, LoCoMo) against baselines; cluster\n" +
+			"measures write throughput and block latency of kgctx serve alone, a cluster of\n" +
+			"one node and a cluster of three (processes on loopback) on FB15k-237.",
 		flags: benchFlags,
 	}
 }
@@ -45,7 +47,27 @@ func benchFlags(fs *flag.FlagSet) body {
 	seed := fs.Uint64("seed", 1, "relevance: seed of the samples and of the generated questions' wording")
 	markdown := fs.Bool("markdown", false, "relevance: print the results as markdown tables (bench/README.md)")
 	misses := fs.String("misses", "", "relevance: write every kgctx block that misses (question, gold, block) to this file")
+	triplets := fs.Int("triplets", 50_000, "cluster: FB15k-237 triplets imported")
 	return func(ctx context.Context, c *call) error {
+		if len(c.args) == 1 && c.args[0] == "cluster" {
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			n := *queries
+			if !isSet(fs, "queries") {
+				n = 500
+			}
+			rep, err := bench.RunCluster(ctx, bench.ClusterConfig{Executable: exe, Datasets: *datasets, Triplets: *triplets,
+				Workers: *workers, Queries: n, Seed: *seed, Progress: c.stderr})
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return rep.WriteJSON(c.stdout)
+			}
+			return rep.WriteText(c.stdout)
+		}
 		if len(c.args) > 0 && c.args[0] == "relevance" {
 			if len(c.args) > 1 {
 				return c.usagef("one scenario at a time, got %v", c.args)
@@ -125,4 +147,11 @@ func runBench(ctx context.Context, c *call, cfg bench.Config, asJSON bool, cpuPr
 	}
 	rep.WriteText(stdout)
 	return nil
+}
+
+// isSet reports whether the command line gave flag name.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
