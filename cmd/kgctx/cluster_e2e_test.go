@@ -268,6 +268,35 @@ forbid (principal, action, resource) when { resource.type == "secret" };
 	agAll := mustToken(t, nodes[2], pos, "org_a", "agent")
 	agB := mustToken(t, nodes[0], pos, "org_b", "agent")
 	block, _ := json.Marshal(map[string]any{"scope": map[string]string{"orgId": "org_a", "projectId": "api"}, "queryText": "Alpha", "budgetTokens": 2000})
+	// Sessions: one id in two orgs is two sessions; a token of project
+	// api may not act on a session of project web. Claimed on one node,
+	// checked on the others.
+	agWeb := mustToken(t, nodes[0], pos, "org_a", "agent", "web")
+	claim := func(n *server, tok, project string) int {
+		b, _ := json.Marshal(map[string]any{"workerId": "w_" + project, "projectId": project, "leaseSeconds": 60})
+		a, err := ccall(n, pos, false, "POST", "/v1/sessions/ses_iso/claim", tok, "application/json", b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.code
+	}
+	if c := claim(nodes[0], agWeb, "web"); c != 200 {
+		t.Fatalf("org_a web claim: %d", c)
+	}
+	if c := claim(nodes[1], agB, "cat"); c != 200 {
+		t.Fatalf("org_b's claim of the same session id: %d", c)
+	}
+	for i, n := range nodes {
+		for _, path := range []string{"/v1/sessions/ses_iso/refresh", "/v1/sessions/ses_iso/injects/claim"} {
+			if a, _ := ccall(n, pos, false, "POST", path, agAPI, "application/json", []byte(`{"workerId": "w_web"}`)); a.code != 403 {
+				t.Errorf("node %d: an api-only token on a web session, %s: %d %s", i+1, path, a.code, a.body)
+			}
+		}
+		a, _ := ccall(n, pos, false, "GET", "/v1/sessions/ses_iso/injection-logs", agB, "", nil)
+		if a.code != 200 || bytes.Contains(a.body, []byte("org_a")) || !bytes.Contains(a.body, []byte("org_b")) {
+			t.Errorf("node %d: org_b's logs of ses_iso: %d %s", i+1, a.code, a.body)
+		}
+	}
 	for i, n := range nodes {
 		b := string(mustCall(t, n, pos, 200, "GET", "/v1/orgs/org_a/projects/api/graph/triplets?subject=Alpha", agAPI, "", nil))
 		if !strings.Contains(b, "Beta") || strings.Contains(b, "Vault") || strings.Contains(b, "WebUI") || strings.Contains(b, "Catalogue") {
@@ -284,6 +313,12 @@ forbid (principal, action, resource) when { resource.type == "secret" };
 		a, err := ccall(n, pos, false, "GET", "/v1/orgs/org_a/projects/api/graph/triplets?subject=Alpha", agB, "", nil)
 		if err != nil || a.code != 403 || strings.Contains(string(a.body), "Beta") {
 			t.Errorf("node %d: org_b's token reads org_a: %d %s %v", i+1, a.code, a.body, err)
+		}
+		// A token limited to project api cannot import into web.
+		impAPI := mustToken(t, n, pos, "org_a", "importer", "api")
+		if a, _ := ccall(n, pos, false, "POST", "/v1/orgs/org_a/projects/api/triplets", impAPI, "application/json",
+			[]byte(`[{"source": "Alpha", "relationship": "calls", "target": "Sneak", "targetProjectId": "web"}]`)); a.code != 403 {
+			t.Errorf("node %d: an api-only importer wrote into web: %d %s", i+1, a.code, a.body)
 		}
 		// org_b's own block says nothing of org_a.
 		bb, _ := json.Marshal(map[string]any{"scope": map[string]string{"orgId": "org_b", "projectId": "cat"}, "queryText": "Alpha Catalogue", "budgetTokens": 2000})
