@@ -31,14 +31,37 @@ func Subject(cluster, shard string) string { return "kgctx." + cluster + "." + s
 func notifySubject(cluster, shard string) string { return "kgctx." + cluster + "." + shard + ".n" }
 
 // EnsureShard creates the shard's stream (replicas copies) if it is not
-// there.
+// there. An existing stream is left as it is: the nodes of a forming
+// cluster all ensure the same streams at once, and updates racing the
+// stream's first leader election stall.
 func EnsureShard(ctx context.Context, js jetstream.JetStream, cluster, shard string, replicas int) error {
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: StreamName(cluster, shard),
+	name := StreamName(cluster, shard)
+	if _, err := js.Stream(ctx, name); err == nil || !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return err
+	}
+	_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name,
 		Subjects: []string{Subject(cluster, shard)}, Replicas: replicas, Storage: jetstream.FileStorage,
 		// Any replica answers a read of one message: a node catches up
 		// while the stream elects a leader.
 		AllowDirect: true})
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return nil // another node made it first
+	}
 	return err
+}
+
+// ensureKV opens the key-value bucket cfg names, creating it if it is not
+// there (left as it is if it is, as EnsureShard).
+func ensureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if err == nil || !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return kv, err
+	}
+	kv, err = js.CreateKeyValue(ctx, cfg)
+	if errors.Is(err, jetstream.ErrBucketExists) {
+		return js.KeyValue(ctx, cfg.Bucket)
+	}
+	return kv, err
 }
 
 // originHeader names the node that published a write and the write's

@@ -173,7 +173,13 @@ func Start(ctx context.Context, app *service.App, cfg Config) (*Node, error) {
 	}
 	// A cluster being formed has no JetStream meta leader for a while:
 	// the setup is retried until ctx ends.
-	if err := retry(ctx, func(ctx context.Context) error { return n.setup(ctx) }); err != nil {
+	if err := retry(ctx, func(ctx context.Context) error {
+		err := n.setup(ctx)
+		if err != nil {
+			log.Debug("cluster: set-up (retried)", "err", err)
+		}
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
@@ -193,9 +199,12 @@ func Start(ctx context.Context, app *service.App, cfg Config) (*Node, error) {
 	return n, nil
 }
 
+// retry calls f until it succeeds or ctx ends. Each attempt's timeout
+// grows from 1 to 8 s: a forming cluster answers at
+// once or not at all, a loaded one slowly.
 func retry(ctx context.Context, f func(context.Context) error) error {
-	for {
-		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	for wait := time.Second; ; wait = min(2*wait, 8*time.Second) {
+		actx, cancel := context.WithTimeout(ctx, wait)
 		err := f(actx)
 		cancel()
 		if err == nil {
@@ -230,7 +239,7 @@ func (n *Node) setup(ctx context.Context) error {
 			return fmt.Errorf("cluster: stream of shard %s: %w", s, err)
 		}
 	}
-	n.nodes, err = n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "kgctx_" + n.cfg.Cluster + "_nodes",
+	n.nodes, err = ensureKV(ctx, n.js, jetstream.KeyValueConfig{Bucket: "kgctx_" + n.cfg.Cluster + "_nodes",
 		Replicas: n.cfg.Replicas, TTL: time.Minute})
 	return err
 }

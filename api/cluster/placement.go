@@ -66,7 +66,7 @@ type Placement struct {
 // OpenPlacement opens (or creates, with replicas copies) the placement
 // bucket of cluster name.
 func OpenPlacement(ctx context.Context, js jetstream.JetStream, name string, replicas int) (*Placement, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "kgctx_" + name + "_placement", Replicas: replicas, History: 5})
+	kv, err := ensureKV(ctx, js, jetstream.KeyValueConfig{Bucket: "kgctx_" + name + "_placement", Replicas: replicas, History: 5})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: placement bucket: %w", err)
 	}
