@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,5 +71,33 @@ func TestImportFiles(t *testing.T) {
 	}
 	if _, err := client.New(url, "", nil); !errors.Is(err, client.ErrNoToken) {
 		t.Fatal(err)
+	}
+}
+
+// Against a cluster, a client sends back the log positions its writes got,
+// the highest per shard, so that any node answers after applying them.
+func TestClientSendsItsWritePositions(t *testing.T) {
+	var got []string
+	answers := []string{"s1:4", "global:2,s1:3", "", ""}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get(client.SequenceHeader))
+		if h := answers[len(got)-1]; h != "" {
+			w.Header().Set(client.SequenceHeader, h)
+		}
+		w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	c, err := client.New(srv.URL, "tok", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range answers {
+		if err := c.GetJSON(context.Background(), "/v1/whoami", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"", "s1:4", "global:2,s1:4", "global:2,s1:4"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("sent %q, want %q", got, want)
 	}
 }
