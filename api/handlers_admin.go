@@ -92,3 +92,36 @@ func (s *Server) handleClusterStatus(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, s.cfg.Cluster.Status())
 }
+
+func (s *Server) handleGetPlacement(c echo.Context) error {
+	if s.cfg.Cluster == nil {
+		return apiErr(http.StatusNotFound, "not_found", "this server runs alone, not as a node of a cluster")
+	}
+	org := c.Param("org")
+	if err := engine.ValidateID(org); err != nil {
+		return fieldError("org in path: %v", err)
+	}
+	shard, over, err := s.cfg.Cluster.Placement(c.Request().Context(), org)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, PlacementResponse{OrgID: org, Shard: shard, Override: over})
+}
+
+func (s *Server) handlePutPlacement(c echo.Context) error {
+	if s.cfg.Cluster == nil {
+		return apiErr(http.StatusNotFound, "not_found", "this server runs alone, not as a node of a cluster")
+	}
+	org := c.Param("org")
+	if err := engine.ValidateID(org); err != nil {
+		return fieldError("org in path: %v", err)
+	}
+	var req PlacementRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if err := s.cfg.Cluster.Place(c.Request().Context(), org, req.Shard); err != nil {
+		return err
+	}
+	return s.handleGetPlacement(c)
+}

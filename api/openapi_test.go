@@ -82,6 +82,15 @@ func TestRoutesAnswerAsDocumented(t *testing.T) {
 	if r := s.do("GET", "/v1/whoami", org, "", nil); r.status != 200 {
 		t.Errorf("whoami: %d %s", r.status, r.body)
 	}
+	// The cluster routes of a server that runs alone (cmd/kgctx's cluster
+	// test calls them on a cluster).
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/v1/admin/cluster", ""}, {"GET", "/v1/admin/orgs/org_doc/shard", ""}, {"PUT", "/v1/admin/orgs/org_doc/shard", `{"shard": "s1"}`},
+	} {
+		if r := s.do(c.method, c.path, s.admin, "application/json", []byte(c.body)); r.status != 404 || !strings.Contains(string(r.body), "runs alone") {
+			t.Errorf("%s %s alone: %d %s", c.method, c.path, r.status, r.body)
+		}
+	}
 	r := s.post("/v1/orgs/org_doc/projects/p/observations", org, map[string]any{"content": "the build broke on go 1.26"})
 	var ids idsResponse
 	r.json(t, &ids)

@@ -55,6 +55,26 @@ type Cluster interface {
 	Route(ctx context.Context, org string) ([]string, error)
 	// Status is the node's view of the cluster.
 	Status() ClusterStatus
+	// Placement says on which shard org is and whether an override puts
+	// it there; Place sets (shard "" removes) org's override, refused
+	// when the org already has data here.
+	Placement(ctx context.Context, org string) (shard string, override bool, err error)
+	Place(ctx context.Context, org, shard string) error
+}
+
+// PlacementRequest places an org on a shard (PUT
+// /v1/admin/orgs/{org}/shard); an empty shard removes the override.
+type PlacementRequest struct {
+	Shard string `json:"shard" oas:"required"`
+}
+
+// PlacementResponse is an org's shard.
+type PlacementResponse struct {
+	OrgID string `json:"orgId"`
+	Shard string `json:"shard"`
+	// Override: the shard is the org's override, not rendezvous hashing's
+	// choice.
+	Override bool `json:"override"`
 }
 
 // ClusterStatus is a cluster node's view of the cluster

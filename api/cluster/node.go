@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kgctx/kgctx/compose/service"
+	"github.com/kgctx/kgctx/engine"
 )
 
 // GlobalShard is the log of the writes every node applies: tokens,
@@ -477,6 +478,50 @@ func (n *Node) shardOf(ctx context.Context, org string) (string, error) {
 		return "", fmt.Errorf("%w: placement: %v", ErrUnavailable, err)
 	}
 	return s, nil
+}
+
+// Placement says on which shard org is and whether an override put it
+// there.
+func (n *Node) Placement(ctx context.Context, org string) (string, bool, error) {
+	s, over, err := n.place.Lookup(ctx, org)
+	if err != nil {
+		return "", false, fmt.Errorf("%w: placement: %v", ErrUnavailable, err)
+	}
+	return s, over, nil
+}
+
+// Place overrides org's shard ("" removes the override). The API routes
+// the request to a node serving the org's present shard: an org that
+// already has data there is refused (its data would stay behind).
+func (n *Node) Place(ctx context.Context, org, shard string) error {
+	cur, _, err := n.Placement(ctx, org)
+	if err != nil {
+		return err
+	}
+	if shard != "" && !slices.Contains(n.shards, shard) {
+		return fmt.Errorf("%w: %q is not a shard of the cluster (%s)", engine.ErrInvalidInput, shard, strings.Join(n.shards, ", "))
+	}
+	next := shard
+	if next == "" {
+		next, _ = ShardOf(org, n.shards, nil)
+	}
+	if next != cur {
+		for _, t := range n.app.Store.Tenants() {
+			if t.Org == org {
+				return fmt.Errorf("%w: org %s has data on shard %s; moving an org's data to another shard is not supported", engine.ErrConflict, org, cur)
+			}
+		}
+	}
+	if err := n.place.Override(ctx, org, shard); err != nil {
+		return fmt.Errorf("%w: placement: %v", ErrUnavailable, err)
+	}
+	// Answer once this node's copy has it.
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if s, _, err := n.place.Lookup(ctx, org); err == nil && s == next {
+			return nil
+		}
+	}
+	return nil
 }
 
 // Write publishes w to its shard's log and answers once this node has

@@ -166,29 +166,47 @@ func (p *Placement) current() bool {
 
 // ShardOf places org: from the watched copy, else reading the bucket.
 func (p *Placement) ShardOf(ctx context.Context, org string) (string, error) {
+	s, _, err := p.Lookup(ctx, org)
+	return s, err
+}
+
+// Lookup places org and says whether an override put it there.
+func (p *Placement) Lookup(ctx context.Context, org string) (string, bool, error) {
 	p.mu.RLock()
 	if p.watched && len(p.shards) > 0 {
 		defer p.mu.RUnlock()
 		o, ok := p.over[org]
 		if !ok {
-			return ShardOf(org, p.shards, nil)
+			s, err := ShardOf(org, p.shards, nil)
+			return s, false, err
 		}
-		return ShardOf(org, p.shards, map[string]string{org: o})
+		s, err := ShardOf(org, p.shards, map[string]string{org: o})
+		return s, true, err
 	}
 	p.mu.RUnlock()
-	e, err := p.kv.Get(ctx, "shards")
+	shards, err := p.Shards(ctx)
 	if err != nil {
-		return "", fmt.Errorf("cluster: shard list: %w", err)
-	}
-	var shards []string
-	if err := json.Unmarshal(e.Value(), &shards); err != nil {
-		return "", fmt.Errorf("cluster: shard list: %w", err)
+		return "", false, err
 	}
 	over := map[string]string{}
 	if o, err := p.kv.Get(ctx, "org."+org); err == nil {
 		over[org] = string(o.Value())
 	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
-		return "", err
+		return "", false, err
 	}
-	return ShardOf(org, shards, over)
+	s, err := ShardOf(org, shards, over)
+	return s, len(over) > 0, err
+}
+
+// Shards reads the shard list.
+func (p *Placement) Shards(ctx context.Context) ([]string, error) {
+	e, err := p.kv.Get(ctx, "shards")
+	if err != nil {
+		return nil, fmt.Errorf("cluster: shard list: %w", err)
+	}
+	var shards []string
+	if err := json.Unmarshal(e.Value(), &shards); err != nil {
+		return nil, fmt.Errorf("cluster: shard list: %w", err)
+	}
+	return shards, nil
 }

@@ -197,6 +197,7 @@ func TestClusterEndToEnd(t *testing.T) {
 
 	t.Run("isolation", func(t *testing.T) { clusterIsolation(t, nodes, pos) })
 	t.Run("delivery", func(t *testing.T) { clusterDelivery(t, nodes, pos) })
+	t.Run("placement", func(t *testing.T) { clusterPlacement(t, nodes, pos) })
 	acked := clusterSIGKILL(t, nodes, dirs, flags, pos)
 	t.Logf("killed node caught up after %s", time.Since(start).Round(time.Millisecond))
 	n4 := clusterJoin(t, nodes, dirs[3], ports[0], acked, pos)
@@ -381,6 +382,45 @@ func clusterDelivery(t *testing.T, nodes []*server, pos *positions) {
 		if a, _ := ccall(n, &positions{}, false, "POST", "/v1/sessions/ses_d/injects/claim", ag, "application/json", w1); a.code != 204 {
 			t.Fatalf("after the ack, node %d hands out: %d %s", i+1, a.code, a.body)
 		}
+	}
+}
+
+// clusterPlacement: an operator places a new org on a shard of its
+// choosing; its writes go there; an org with data is not moved.
+func clusterPlacement(t *testing.T, nodes []*server, pos *positions) {
+	var p struct {
+		OrgID, Shard string
+		Override     bool
+	}
+	json.Unmarshal(mustCall(t, nodes[0], pos, 200, "GET", "/v1/admin/orgs/org_new/shard", clusterAdmin, "", nil), &p)
+	if want, _ := cluster.ShardOf("org_new", shards, nil); p.Shard != want || p.Override {
+		t.Fatalf("org_new placed %+v, want %s by rendezvous", p, want)
+	}
+	other := shards[(slices.Index(shards, p.Shard)+1)%len(shards)]
+	b := mustCall(t, nodes[1], pos, 200, "PUT", "/v1/admin/orgs/org_new/shard", clusterAdmin, "application/json", []byte(`{"shard": "`+other+`"}`))
+	json.Unmarshal(b, &p)
+	if p.Shard != other || !p.Override {
+		t.Fatalf("override to %s: %s", other, b)
+	}
+	if a, _ := ccall(nodes[2], pos, false, "PUT", "/v1/admin/orgs/org_new/shard", clusterAdmin, "application/json", []byte(`{"shard": "s9"}`)); a.code != 422 {
+		t.Fatalf("override to a shard that does not exist: %d %s", a.code, a.body)
+	}
+	for i, n := range nodes { // every node's copy follows the bucket within moments
+		waitFor(t, 10*time.Second, fmt.Sprintf("node %d sees the override", i+1), func() (bool, string) {
+			a, err := ccall(n, pos, false, "GET", "/v1/admin/orgs/org_new/shard", clusterAdmin, "", nil)
+			return err == nil && bytes.Contains(a.body, []byte(`"shard":"`+other+`"`)), string(a.body)
+		})
+	}
+	imp := mustToken(t, nodes[0], pos, "org_new", "importer")
+	for i, n := range nodes { // the write goes to the override's shard, whichever node takes it
+		a, err := ccall(n, pos, false, "POST", "/v1/orgs/org_new/projects/p/triplets", imp, "application/json",
+			[]byte(fmt.Sprintf(`[{"source": "Placed%d", "relationship": "calls", "target": "There"}]`, i)))
+		if err != nil || a.code != 200 || !strings.HasPrefix(a.seq, other+":") {
+			t.Fatalf("write of org_new on node %d: %d %s (position %q, want on %s) %v", i+1, a.code, a.body, a.seq, other, err)
+		}
+	}
+	if a, _ := ccall(nodes[0], pos, false, "PUT", "/v1/admin/orgs/org_new/shard", clusterAdmin, "application/json", []byte(`{"shard": ""}`)); a.code != 409 {
+		t.Fatalf("moving org_new, which has data: %d %s", a.code, a.body)
 	}
 }
 
