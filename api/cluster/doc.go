@@ -4,8 +4,9 @@
 // Placement. Orgs are placed on shards by rendezvous hashing over the
 // shard ids (ShardOf), overridable per org; the shard list and the
 // overrides live in a JetStream key-value bucket (Placement), which every
-// node watches and keeps a copy of. Each shard is a JetStream stream with
-// Config.Replicas copies; a further stream, GlobalShard, carries the
+// node watches and keeps a copy of; Node.Place sets an override (PUT
+// /v1/admin/orgs/{org}/shard) for an org without data. Each shard is a
+// JetStream stream with Config.Replicas copies; a further stream, GlobalShard, carries the
 // writes every node needs (tokens, policies, operator settings).
 //
 // Members. Every node writes its record (id, advertised URL, shards it
