@@ -201,3 +201,30 @@ func TestDepth(t *testing.T) {
 		t.Fatalf("Depth = %d leases, %d injects, %v; want 1 (one expired), 2 (one acked)", leases, injects, err)
 	}
 }
+
+// A replica applying the same logged inject claim twice (it crashed before
+// recording it) hands out the same delivery and counts one attempt; a
+// later claim is a new attempt.
+func TestClaimInjectIDsReplays(t *testing.T) {
+	s, _, _ := open(t)
+	now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	if _, err := s.ClaimLease(Lease{SessionID: "ses_1", WorkerID: "w1", OrgID: "org_a"}, time.Minute, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Enqueue(Inject{SessionID: "ses_1", OrgID: "org_a", Text: "x"}, now); err != nil {
+		t.Fatal(err)
+	}
+	at := now.Add(time.Second)
+	a, err := s.ClaimInjectIDs("org_a", "ses_1", "w1", at, engine.NewIDSource([]byte("stream/7")))
+	if err != nil || a == nil {
+		t.Fatal(a, err)
+	}
+	b, err := s.ClaimInjectIDs("org_a", "ses_1", "w1", at, engine.NewIDSource([]byte("stream/7")))
+	if err != nil || b == nil || b.DeliveryID != a.DeliveryID || b.Attempts != 1 {
+		t.Fatalf("the claim applied again: %+v %v, first %+v", b, err, a)
+	}
+	c, err := s.ClaimInjectIDs("org_a", "ses_1", "w1", at.Add(time.Second), engine.NewIDSource([]byte("stream/8")))
+	if err != nil || c == nil || c.DeliveryID != a.DeliveryID || c.Attempts != 2 {
+		t.Fatalf("a later claim: %+v %v", c, err)
+	}
+}

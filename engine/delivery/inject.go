@@ -110,7 +110,9 @@ func (s *Store) ClaimInject(org, session, worker string, now time.Time) (*Inject
 }
 
 // ClaimInjectIDs is ClaimInject drawing a new deliveryId from ids (nil:
-// random), so that the replicas of a cluster give the same one.
+// random), so that the replicas of a cluster give the same one. With ids,
+// now is the claim's unique time in a replicated log: the same claim
+// applied twice hands out the same inject and counts one attempt.
 func (s *Store) ClaimInjectIDs(org, session, worker string, now time.Time, ids *engine.IDSource) (*Inject, error) {
 	var out *Inject
 	err := s.update(func(txn *badger.Txn) error {
@@ -125,6 +127,12 @@ func (s *Store) ClaimInjectIDs(org, session, worker string, now time.Time, ids *
 		in, key, err := firstInject(txn, org, session)
 		if err != nil || in == nil {
 			return err
+		}
+		if ids != nil && in.State == InjectDelivered && in.DeliveredAt.Equal(now.UTC()) {
+			// The same logged claim applied again (a replica that crashed
+			// before recording it): the log's time is the claim's own.
+			out = in
+			return nil
 		}
 		if in.State == InjectPending {
 			in.State = InjectDelivered
