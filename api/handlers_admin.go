@@ -51,7 +51,7 @@ func (s *Server) handleCreateToken(c echo.Context) error {
 		req.ProjectIDs = []string{}
 	}
 	secret := auth.NewTokenSecret()
-	if _, err := s.write(c, service.Write{Kind: service.WriteToken, TokenHash: auth.TokenHash(secret),
+	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteToken, TokenHash: auth.TokenHash(secret),
 		Token: &auth.Token{OrgID: req.OrgID, AgentID: req.AgentID, Role: req.Role, ProjectIDs: req.ProjectIDs}}); err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (s *Server) handlePutPolicies(c echo.Context) error {
 	if _, err := policy.New(string(body)); err != nil {
 		return err // refused before it is written anywhere
 	}
-	if _, err := s.write(c, service.Write{Kind: service.WritePolicies, Doc: mustJSON(string(body))}); err != nil {
+	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WritePolicies, Doc: mustJSON(string(body))}); err != nil {
 		return err
 	}
 	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", []byte(s.app.PEP.Text()))
@@ -86,22 +86,33 @@ func (s *Server) handleWhoami(c echo.Context) error {
 	return c.JSON(http.StatusOK, whoamiResponse{OrgID: tok.OrgID, AgentID: tok.AgentID, Role: tok.Role, ProjectIDs: projects})
 }
 
-func (s *Server) handleClusterStatus(c echo.Context) error {
+// cluster is the node this server is of: a route of a cluster's answers
+// 404 on a server running alone.
+func (s *Server) cluster() (Cluster, error) {
 	if s.cfg.Cluster == nil {
-		return apiErr(http.StatusNotFound, "not_found", "this server runs alone, not as a node of a cluster")
+		return nil, apiErr(http.StatusNotFound, "not_found", "this server runs alone, not as a node of a cluster")
 	}
-	return c.JSON(http.StatusOK, s.cfg.Cluster.Status())
+	return s.cfg.Cluster, nil
+}
+
+func (s *Server) handleClusterStatus(c echo.Context) error {
+	cl, err := s.cluster()
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, cl.Status())
 }
 
 func (s *Server) handleGetPlacement(c echo.Context) error {
-	if s.cfg.Cluster == nil {
-		return apiErr(http.StatusNotFound, "not_found", "this server runs alone, not as a node of a cluster")
+	cl, err := s.cluster()
+	if err != nil {
+		return err
 	}
-	org := c.Param("org")
-	if err := engine.ValidateID(org); err != nil {
-		return fieldError("org in path: %v", err)
+	org, err := pathOrg(c)
+	if err != nil {
+		return err
 	}
-	shard, over, err := s.cfg.Cluster.Placement(c.Request().Context(), org)
+	shard, over, err := cl.Placement(c.Request().Context(), org)
 	if err != nil {
 		return err
 	}
@@ -109,18 +120,19 @@ func (s *Server) handleGetPlacement(c echo.Context) error {
 }
 
 func (s *Server) handlePutPlacement(c echo.Context) error {
-	if s.cfg.Cluster == nil {
-		return apiErr(http.StatusNotFound, "not_found", "this server runs alone, not as a node of a cluster")
+	cl, err := s.cluster()
+	if err != nil {
+		return err
 	}
-	org := c.Param("org")
-	if err := engine.ValidateID(org); err != nil {
-		return fieldError("org in path: %v", err)
+	org, err := pathOrg(c)
+	if err != nil {
+		return err
 	}
 	var req PlacementRequest
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	if err := s.cfg.Cluster.Place(c.Request().Context(), org, req.Shard); err != nil {
+	if err := cl.Place(c.Request().Context(), org, req.Shard); err != nil {
 		return err
 	}
 	return s.handleGetPlacement(c)

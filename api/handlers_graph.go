@@ -18,6 +18,15 @@ import (
 
 // tenant reads {org} and {project} from the path and checks the token may
 // act on them.
+// pathOrg reads and checks the {org} of an operator's route.
+func pathOrg(c echo.Context) (string, error) {
+	org := c.Param("org")
+	if err := engine.ValidateID(org); err != nil {
+		return "", fieldError("org in path: %v", err)
+	}
+	return org, nil
+}
+
 func tenant(c echo.Context) (engine.Tenant, error) {
 	t := engine.Tenant{Org: c.Param("org"), Project: c.Param("project")}
 	if err := engine.ValidateID(t.Org); err != nil {
@@ -88,7 +97,7 @@ func (s *Server) handleImport(c echo.Context) error {
 	if err := checkWriteProjects(tok, t, ts, lines); err != nil {
 		return err
 	}
-	wr, err := s.write(c, service.Write{Kind: service.WriteImport, Org: t.Org, Project: t.Project, Triplets: ts, Lines: lines,
+	wr, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteImport, Org: t.Org, Project: t.Project, Triplets: ts, Lines: lines,
 		AllowCrossOrg: tok.Role == auth.RoleOperator})
 	if err != nil {
 		s.metrics.triplets.WithLabelValues("rejected").Add(float64(len(ts)))
@@ -150,7 +159,7 @@ func (s *Server) handleDeleteNode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.write(c, service.Write{Kind: service.WriteDeleteNode, Org: t.Org, Project: t.Project, ID: c.Param("nodeId")}); err != nil {
+	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteDeleteNode, Org: t.Org, Project: t.Project, ID: c.Param("nodeId")}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -168,7 +177,7 @@ func (s *Server) handleDeleteTriplet(c echo.Context) error {
 	if strings.TrimSpace(body.Source) == "" || strings.TrimSpace(body.Relationship) == "" || strings.TrimSpace(body.Target) == "" {
 		return fieldError("source, relationship and target are required")
 	}
-	if _, err := s.write(c, service.Write{Kind: service.WriteDeleteTriplet, Org: t.Org, Project: t.Project,
+	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteDeleteTriplet, Org: t.Org, Project: t.Project,
 		Source: body.Source, Relationship: body.Relationship, Target: body.Target}); err != nil {
 		return err
 	}
@@ -183,7 +192,7 @@ func (s *Server) handleClear(c echo.Context) error {
 	if c.QueryParam("confirm") != "true" {
 		return fieldError("clearing a project's graph needs ?confirm=true")
 	}
-	if _, err := s.write(c, service.Write{Kind: service.WriteClear, Org: t.Org, Project: t.Project}); err != nil {
+	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteClear, Org: t.Org, Project: t.Project}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -210,7 +219,7 @@ func (s *Server) handlePutPredicates(c echo.Context) error {
 	if err := decodeJSON(c, &p); err != nil {
 		return err
 	}
-	if _, err := s.write(c, service.Write{Kind: service.WritePredicates, Org: t.Org, Project: t.Project, Doc: mustJSON(p)}); err != nil {
+	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WritePredicates, Org: t.Org, Project: t.Project, Doc: mustJSON(p)}); err != nil {
 		return err
 	}
 	return s.handleGetPredicates(c)

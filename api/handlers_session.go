@@ -36,16 +36,16 @@ func (s *Server) handlePutMemoryConfig(c echo.Context) error {
 	if err := decodeJSON(c, &cfg); err != nil {
 		return err
 	}
-	if _, err := s.write(c, service.Write{Kind: service.WriteMemoryConfig, Org: t.Org, Project: t.Project, Doc: mustJSON(cfg)}); err != nil {
+	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteMemoryConfig, Org: t.Org, Project: t.Project, Doc: mustJSON(cfg)}); err != nil {
 		return err
 	}
 	return s.handleGetMemoryConfig(c)
 }
 
 func (s *Server) handleGetPlan(c echo.Context) error {
-	org := c.Param("org")
-	if err := engine.ValidateID(org); err != nil {
-		return fieldError("org in path: %v", err)
+	org, err := pathOrg(c)
+	if err != nil {
+		return err
 	}
 	p, err := s.app.Settings.Plan(org)
 	if err != nil {
@@ -55,15 +55,15 @@ func (s *Server) handleGetPlan(c echo.Context) error {
 }
 
 func (s *Server) handlePutPlan(c echo.Context) error {
-	org := c.Param("org")
-	if err := engine.ValidateID(org); err != nil {
-		return fieldError("org in path: %v", err)
+	org, err := pathOrg(c)
+	if err != nil {
+		return err
 	}
 	var p compose.OrgPlan
 	if err := decodeJSON(c, &p); err != nil {
 		return err
 	}
-	if _, err := s.write(c, service.Write{Kind: service.WritePlan, Org: org, Doc: mustJSON(p)}); err != nil {
+	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WritePlan, Org: org, Doc: mustJSON(p)}); err != nil {
 		return err
 	}
 	return s.handleGetPlan(c)
@@ -92,7 +92,7 @@ func (s *Server) handleAddObservations(c echo.Context) error {
 	if len(in) == 0 {
 		return fieldError("no observations in the body")
 	}
-	wr, err := s.write(c, service.Write{Kind: service.WriteObservations, Org: t.Org, Project: t.Project, Observations: in})
+	wr, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteObservations, Org: t.Org, Project: t.Project, Observations: in})
 	ids := wr.IDs
 	if err != nil {
 		var ve *engine.ValidationError
@@ -121,7 +121,7 @@ func (s *Server) handleDeleteObservation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.write(c, service.Write{Kind: service.WriteDeleteObservation, Org: t.Org, Project: t.Project, ID: c.Param("id")}); err != nil {
+	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteDeleteObservation, Org: t.Org, Project: t.Project, ID: c.Param("id")}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -271,7 +271,7 @@ func putConfig[T any](s *Server, kind string, get func() (T, error)) echo.Handle
 		if err := decodeJSON(c, &v); err != nil {
 			return err
 		}
-		if _, err := s.write(c, service.Write{Kind: kind, Doc: mustJSON(v)}); err != nil {
+		if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: kind, Doc: mustJSON(v)}); err != nil {
 			return err
 		}
 		return getConfig(get)(c)

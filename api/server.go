@@ -2,8 +2,8 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"github.com/kgctx/kgctx/compose/service"
 	"io"
 	"log/slog"
 	"net"
@@ -16,8 +16,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kgctx/kgctx/api/ui"
-
-	"encoding/json"
+	"github.com/kgctx/kgctx/compose/service"
+	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
 )
 
@@ -230,14 +230,17 @@ func (s *Server) wrap(r *route) echo.HandlerFunc {
 		req.Body = &trackedBody{ReadCloser: http.MaxBytesReader(c.Response(), req.Body, limit)}
 		ctx, cancel := context.WithTimeout(req.Context(), s.cfg.RequestTimeout)
 		defer cancel()
-		ctx, positions := service.WithPositions(ctx)
-		c.Response().Before(func() {
-			// The log positions of the writes the request made (in a
-			// cluster): the client sends them back to read its writes.
-			if p := positions(); p != "" {
-				c.Response().Header().Set(SequenceHeader, p)
-			}
-		})
+		if s.cfg.Cluster != nil {
+			var positions *engine.Positions
+			ctx, positions = service.WithPositions(ctx)
+			c.Response().Before(func() {
+				// The log positions of the writes the request made: the
+				// client sends them back to read its writes.
+				if p := positions.String(); p != "" {
+					c.Response().Header().Set(SequenceHeader, p)
+				}
+			})
+		}
 		req = req.WithContext(ctx)
 		c.SetRequest(req)
 		if routed {
@@ -349,12 +352,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // ones it got is served once this node has applied them (read your writes).
 // A single node answers none.
 const SequenceHeader = "X-Kgctx-Sequence"
-
-// write makes a change through the App's writer and, when the change went
-// through a cluster's log, answers its sequence.
-func (s *Server) write(c echo.Context, w service.Write) (service.WriteResult, error) {
-	return s.app.Write(c.Request().Context(), w)
-}
 
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)

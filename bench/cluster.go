@@ -16,13 +16,13 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/bench/workload"
 	"github.com/kgctx/kgctx/engine"
 )
@@ -268,18 +268,7 @@ func runDeployment(ctx context.Context, cfg ClusterConfig, nodes int, alone bool
 	}
 	run.StartMs = float64(time.Since(start).Microseconds()) / 1000
 	cl := &http.Client{Timeout: 2 * time.Minute}
-	var posMu sync.Mutex
-	pos := map[string]uint64{}
-	header := func() string {
-		posMu.Lock()
-		defer posMu.Unlock()
-		var parts []string
-		for s, q := range pos {
-			parts = append(parts, s+":"+strconv.FormatUint(q, 10))
-		}
-		slices.Sort(parts)
-		return strings.Join(parts, ",")
-	}
+	var pos engine.Positions // of every write so far: each request waits for them
 	do := func(n *benchNode, path, tok, ctype string, body []byte, want int) ([]byte, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.url+path, bytes.NewReader(body))
 		if err != nil {
@@ -287,8 +276,8 @@ func runDeployment(ctx context.Context, cfg ClusterConfig, nodes int, alone bool
 		}
 		req.Header.Set("Authorization", "Bearer "+tok)
 		req.Header.Set("Content-Type", ctype)
-		if h := header(); h != "" {
-			req.Header.Set("X-Kgctx-Sequence", h)
+		if h := pos.String(); h != "" {
+			req.Header.Set(api.SequenceHeader, h)
 		}
 		res, err := cl.Do(req)
 		if err != nil {
@@ -302,13 +291,8 @@ func runDeployment(ctx context.Context, cfg ClusterConfig, nodes int, alone bool
 		if res.StatusCode != want {
 			return nil, fmt.Errorf("POST %s on %s: %d %.300s", path, n.url, res.StatusCode, b)
 		}
-		for _, p := range strings.Split(res.Header.Get("X-Kgctx-Sequence"), ",") {
-			shard, s, ok := strings.Cut(p, ":")
-			if q, err := strconv.ParseUint(s, 10, 64); ok && err == nil {
-				posMu.Lock()
-				pos[shard] = max(pos[shard], q)
-				posMu.Unlock()
-			}
+		if err := pos.Add(res.Header.Get(api.SequenceHeader)); err != nil {
+			return nil, err
 		}
 		return b, nil
 	}

@@ -8,10 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kgctx/kgctx/engine"
@@ -26,46 +23,11 @@ type Client struct {
 	base  string
 	token string
 	http  *http.Client
-
-	mu  sync.Mutex
-	pos map[string]uint64 // shard -> highest sequence written
+	pos   engine.Positions
 }
 
 // SequenceHeader carries a cluster's log positions ("SHARD:SEQ,...").
 const SequenceHeader = "X-Kgctx-Sequence"
-
-// remember keeps the positions of an answer's SequenceHeader.
-func (c *Client) remember(h string) {
-	if h == "" {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, part := range strings.Split(h, ",") {
-		shard, s, ok := strings.Cut(strings.TrimSpace(part), ":")
-		seq, err := strconv.ParseUint(s, 10, 64)
-		if !ok || err != nil || shard == "" {
-			continue
-		}
-		if c.pos == nil {
-			c.pos = map[string]uint64{}
-		}
-		c.pos[shard] = max(c.pos[shard], seq)
-	}
-}
-
-// positions is the SequenceHeader value of the writes made so far ("" for
-// none).
-func (c *Client) positions() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	parts := make([]string, 0, len(c.pos))
-	for s, q := range c.pos {
-		parts = append(parts, s+":"+strconv.FormatUint(q, 10))
-	}
-	slices.Sort(parts)
-	return strings.Join(parts, ",")
-}
 
 // New returns a client of the server at baseURL (e.g.
 // "http://127.0.0.1:7070") using token. A nil httpClient means one with a
@@ -95,7 +57,7 @@ func (c *Client) do(ctx context.Context, method, path, ctype string, body io.Rea
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
-	if p := c.positions(); p != "" {
+	if p := c.pos.String(); p != "" {
 		req.Header.Set(SequenceHeader, p)
 	}
 	resp, err := c.http.Do(req)
@@ -104,7 +66,7 @@ func (c *Client) do(ctx context.Context, method, path, ctype string, body io.Rea
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 == 2 {
-		c.remember(resp.Header.Get(SequenceHeader))
+		c.pos.Add(resp.Header.Get(SequenceHeader)) // a malformed one is ignored
 	}
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {

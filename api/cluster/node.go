@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -228,12 +227,8 @@ func (n *Node) setup(ctx context.Context) error {
 	if _, err := n.place.kv.Create(ctx, "shards", b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 		return err
 	}
-	e, err := n.place.kv.Get(ctx, "shards")
-	if err != nil {
+	if n.shards, err = n.place.Shards(ctx); err != nil {
 		return err
-	}
-	if err := json.Unmarshal(e.Value(), &n.shards); err != nil {
-		return fmt.Errorf("cluster: shard list: %w", err)
 	}
 	for _, s := range append([]string{GlobalShard}, n.shards...) {
 		if err := EnsureShard(ctx, n.js, n.cfg.Cluster, s, n.cfg.Replicas); err != nil {
@@ -563,17 +558,16 @@ func (n *Node) Write(ctx context.Context, w service.Write) (service.WriteResult,
 // the log positions header names ("SHARD:SEQ", comma-separated), for the
 // shards it applies; the others are for the node a request is proxied to.
 func (n *Node) WaitApplied(ctx context.Context, header string) error {
-	if strings.TrimSpace(header) == "" {
+	pos, err := engine.ParsePositions(header)
+	if err != nil {
+		return fmt.Errorf("%w: %v", service.ErrBadSequence, err)
+	}
+	if len(pos) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.ReadWait)
 	defer cancel()
-	for _, part := range strings.Split(header, ",") {
-		shard, s, ok := strings.Cut(strings.TrimSpace(part), ":")
-		seq, err := strconv.ParseUint(s, 10, 64)
-		if !ok || err != nil {
-			return fmt.Errorf("%w: %q is not SHARD:SEQ", service.ErrBadSequence, part)
-		}
+	for shard, seq := range pos {
 		n.mu.Lock()
 		f := n.running[shard]
 		n.mu.Unlock()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/api/cluster"
+	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/policy"
 )
 
@@ -45,37 +46,9 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
-// positions are the log positions a client has written: SHARD -> SEQ,
-// sent back as X-Kgctx-Sequence for read-your-writes.
-type positions struct {
-	mu  sync.Mutex
-	pos map[string]uint64
-}
-
-func (p *positions) add(h string) {
-	shard, s, ok := strings.Cut(h, ":")
-	seq, err := strconv.ParseUint(s, 10, 64)
-	if !ok || err != nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.pos == nil {
-		p.pos = map[string]uint64{}
-	}
-	p.pos[shard] = max(p.pos[shard], seq)
-}
-
-func (p *positions) header() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var parts []string
-	for s, q := range p.pos {
-		parts = append(parts, fmt.Sprintf("%s:%d", s, q))
-	}
-	slices.Sort(parts)
-	return strings.Join(parts, ",")
-}
+// positions are the log positions a client has written, sent back as
+// X-Kgctx-Sequence for read-your-writes.
+type positions = engine.Positions
 
 type answer struct {
 	code int
@@ -95,7 +68,7 @@ func ccall(s *server, pos *positions, local bool, method, path, tok, ctype strin
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
-	if h := pos.header(); h != "" {
+	if h := pos.String(); h != "" {
 		req.Header.Set(api.SequenceHeader, h)
 	}
 	if local {
@@ -109,7 +82,9 @@ func ccall(s *server, pos *positions, local bool, method, path, tok, ctype strin
 	b, err := io.ReadAll(resp.Body)
 	a := answer{code: resp.StatusCode, body: b, seq: resp.Header.Get(api.SequenceHeader)}
 	if a.seq != "" && resp.StatusCode < 300 {
-		pos.add(a.seq)
+		if err := pos.Add(a.seq); err != nil {
+			return a, err
+		}
 	}
 	return a, err
 }

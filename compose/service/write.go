@@ -5,10 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/kgctx/kgctx/compose"
@@ -129,42 +125,25 @@ type Writer interface {
 }
 
 // Write makes a change through the App's Writer. A replicated write's
-// position is added to ctx's positions (WithPositions).
+// position is noted in ctx's positions (WithPositions).
 func (a *App) Write(ctx context.Context, w Write) (WriteResult, error) {
 	if a.Writer == nil {
 		return a.Apply(ctx, w, ApplyOptions{})
 	}
 	res, err := a.Writer.Write(ctx, w)
-	if p, ok := ctx.Value(positionsKey{}).(*positions); ok && res.Seq > 0 {
-		p.mu.Lock()
-		p.m[res.Shard] = max(p.m[res.Shard], res.Seq)
-		p.mu.Unlock()
+	if p, ok := ctx.Value(positionsKey{}).(*engine.Positions); ok && res.Seq > 0 {
+		p.Note(res.Shard, res.Seq)
 	}
 	return res, err
 }
 
 type positionsKey struct{}
 
-type positions struct {
-	mu sync.Mutex
-	m  map[string]uint64
-}
-
-// WithPositions returns a context whose Writes record their log
-// positions, and a function that reports them as "SHARD:SEQ,..." (""
-// when none), the highest of each shard.
-func WithPositions(ctx context.Context) (context.Context, func() string) {
-	p := &positions{m: map[string]uint64{}}
-	return context.WithValue(ctx, positionsKey{}, p), func() string {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		parts := make([]string, 0, len(p.m))
-		for s, q := range p.m {
-			parts = append(parts, s+":"+strconv.FormatUint(q, 10))
-		}
-		slices.Sort(parts)
-		return strings.Join(parts, ",")
-	}
+// WithPositions returns a context whose Writes note their log positions
+// in the Positions returned.
+func WithPositions(ctx context.Context) (context.Context, *engine.Positions) {
+	p := &engine.Positions{}
+	return context.WithValue(ctx, positionsKey{}, p), p
 }
 
 // ApplyOptions make an application deterministic: a replica applies a
