@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,8 +27,8 @@ func StreamName(cluster, shard string) string { return "kgctx_" + cluster + "_" 
 func shardOfStream(stream string) string   { return stream[strings.LastIndexByte(stream, '_')+1:] }
 func Subject(cluster, shard string) string { return "kgctx." + cluster + "." + shard + ".w" }
 
-// notifySubject is where a publisher tells the appliers that a write is
-// in the stream (plain NATS, no payload: a hint, polling covers its loss).
+// notifySubject is where a publisher tells the appliers the sequence a
+// write got (plain NATS: a hint, polling covers its loss).
 func notifySubject(cluster, shard string) string { return "kgctx." + cluster + "." + shard + ".n" }
 
 // EnsureShard creates the shard's stream (replicas copies) if it is not
@@ -86,7 +87,7 @@ func Publish(ctx context.Context, js jetstream.JetStream, cluster, shard string,
 	if err != nil {
 		return 0, fmt.Errorf("cluster: publish to %s: %w", shard, err)
 	}
-	js.Conn().Publish(notifySubject(cluster, shard), nil)
+	js.Conn().Publish(notifySubject(cluster, shard), strconv.AppendUint(nil, ack.Sequence, 10))
 	return ack.Sequence, nil
 }
 
@@ -207,7 +208,7 @@ func (a *Applier) Run(ctx context.Context) error {
 
 // follow reads the stream from the sequence after the last applied until
 // an error: message by message (a direct get, which any replica answers),
-// woken by the publishers' notices and, failing those, every 250 ms.
+// woken by the publishers' notices and, failing those, every second.
 func (a *Applier) follow(ctx context.Context) error {
 	if a.st == nil {
 		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -224,6 +225,7 @@ func (a *Applier) follow(ctx context.Context) error {
 		return err
 	}
 	defer sub.Unsubscribe()
+	var known uint64 // the highest sequence a notice named
 	for {
 		for {
 			seq := a.Applied() + 1
@@ -233,8 +235,14 @@ func (a *Applier) follow(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+			if errors.Is(err, jetstream.ErrMsgNotFound) && seq <= known {
+				// Written, but the replica that answered has not stored
+				// it yet: ask again in a moment.
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
 			if errors.Is(err, jetstream.ErrMsgNotFound) {
-				break // not written yet (or not yet on the replica asked)
+				break // not written yet
 			}
 			if err != nil {
 				return err
@@ -246,11 +254,18 @@ func (a *Applier) follow(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-wake:
-			for len(wake) > 0 {
-				<-wake
+		case m := <-wake:
+			for more := true; more; {
+				if q, err := strconv.ParseUint(string(m.Data), 10, 64); err == nil {
+					known = max(known, q)
+				}
+				select {
+				case m = <-wake:
+				default:
+					more = false
+				}
 			}
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(time.Second):
 		}
 	}
 }
