@@ -110,27 +110,36 @@ type follower struct {
 	serving bool
 }
 
+// Validate checks the names a node is given: the cluster's, the node's
+// and the shards' (serve checks them before it opens the store).
+func (c Config) Validate() error {
+	if !idRE.MatchString(c.Cluster) {
+		return fmt.Errorf("cluster: name %q: want 1-63 of a-z, 0-9 and -", c.Cluster)
+	}
+	if !idRE.MatchString(c.NodeID) {
+		return fmt.Errorf("cluster: node id %q: want 1-63 of a-z, 0-9 and -", c.NodeID)
+	}
+	for _, s := range c.Shards {
+		if !idRE.MatchString(s) || s == GlobalShard {
+			return fmt.Errorf("cluster: shard id %q: want 1-63 of a-z, 0-9 and -, not %q", s, GlobalShard)
+		}
+	}
+	return nil
+}
+
 // Start joins the cluster: connects to NATS (starting the embedded server
 // first if asked), makes the streams and buckets, and starts applying the
 // shards this node holds. It returns once the global log is applied up to
 // date, so tokens work from the first request. Close leaves.
 func Start(ctx context.Context, app *service.App, cfg Config) (*Node, error) {
-	if !idRE.MatchString(cfg.Cluster) {
-		return nil, fmt.Errorf("cluster: name %q: want 1-63 of a-z, 0-9 and -", cfg.Cluster)
-	}
-	if !idRE.MatchString(cfg.NodeID) {
-		return nil, fmt.Errorf("cluster: node id %q: want 1-63 of a-z, 0-9 and -", cfg.NodeID)
-	}
-	if cfg.Advertise == "" {
-		return nil, errors.New("cluster: the node's advertised HTTP URL is required")
-	}
 	if len(cfg.Shards) == 0 {
 		cfg.Shards = []string{"s0", "s1", "s2"}
 	}
-	for _, s := range cfg.Shards {
-		if !idRE.MatchString(s) || s == GlobalShard {
-			return nil, fmt.Errorf("cluster: shard id %q: want 1-63 of a-z, 0-9 and -, not %q", s, GlobalShard)
-		}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Advertise == "" {
+		return nil, errors.New("cluster: the node's advertised HTTP URL is required")
 	}
 	if cfg.Replicas <= 0 {
 		cfg.Replicas = 3

@@ -60,6 +60,9 @@ func (f *clusterFlags) check(addr, adminToken string) error {
 	if adminToken == "" && os.Getenv("KGCTX_ADMIN_TOKEN") == "" {
 		return errors.New("a cluster node needs the operator token given (--admin-token or $KGCTX_ADMIN_TOKEN), the same on every node")
 	}
+	if err := (cluster.Config{Cluster: f.name, NodeID: f.nodeID, Shards: f.shardList()}).Validate(); err != nil {
+		return err
+	}
 	if f.replicas < 1 {
 		return errors.New("--replicas must be at least 1")
 	}
@@ -67,6 +70,17 @@ func (f *clusterFlags) check(addr, adminToken string) error {
 		return errors.New("--read-wait must be positive")
 	}
 	return nil
+}
+
+// shardList is --shards as a list.
+func (f *clusterFlags) shardList() []string {
+	var out []string
+	for _, s := range strings.Split(f.shards, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // start joins the cluster. listenAddr is where the API listens.
@@ -87,11 +101,7 @@ func (f *clusterFlags) start(ctx context.Context, app *service.App, dataDir, lis
 	}
 	cfg := cluster.Config{Cluster: f.name, NodeID: f.nodeID, NATSURL: f.natsURL, Advertise: adv,
 		Replicas: f.replicas, ReadWait: f.readWait, Logger: log}
-	for _, s := range strings.Split(f.shards, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			cfg.Shards = append(cfg.Shards, s)
-		}
-	}
+	cfg.Shards = f.shardList()
 	if f.embed {
 		e := &cluster.EmbedOptions{Name: f.nodeID, StoreDir: filepath.Join(dataDir, "nats"), Port: f.natsPort}
 		if f.routes != "" {

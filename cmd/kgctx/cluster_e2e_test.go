@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -636,4 +639,31 @@ func clusterJoin(t *testing.T, nodes []*server, dir string, natsPort int, acked 
 		checkAcked(t, "n4", n4, pos, o, ag[o], names, slices.Contains(moved, s))
 	}
 	return n4
+}
+
+// A node given a bad cluster setting says which and writes nothing.
+func TestServeClusterBadFlags(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--cluster", "demo"}, "--cluster needs --node-id"},
+		{[]string{"--cluster", "demo", "--node-id", "n1"}, "--nats-url URL"},
+		{[]string{"--nats-routes", "nats://127.0.0.1:1"}, "need --cluster NAME"},
+		{[]string{"--cluster", "demo", "--node-id", "n1", "--nats-embed"}, "operator token"},
+		{[]string{"--cluster", "Demo_X", "--node-id", "n1", "--nats-embed", "--admin-token", clusterAdmin}, `name "Demo_X"`},
+		{[]string{"--cluster", "demo", "--node-id", "n 1", "--nats-embed", "--admin-token", clusterAdmin}, `node id "n 1"`},
+		{[]string{"--cluster", "demo", "--node-id", "n1", "--nats-embed", "--admin-token", clusterAdmin, "--shards", "s0,global"}, `shard id "global"`},
+	} {
+		cmd := exec.Command(binary, append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0"}, c.args...)...)
+		cmd.Env = append(os.Environ(), "KGCTX_ADMIN_TOKEN=")
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("%v: %v %s, want an error naming %q", c.args, err, out, c.want)
+		}
+		if _, err := os.Stat(data); !os.IsNotExist(err) {
+			t.Fatalf("%v wrote %s", c.args, data)
+		}
+	}
 }
