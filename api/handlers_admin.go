@@ -103,28 +103,26 @@ func (s *Server) handleClusterStatus(c echo.Context) error {
 	return c.JSON(http.StatusOK, cl.Status())
 }
 
-func (s *Server) handleGetPlacement(c echo.Context) error {
+// placementOf reads the {org} of a placement route on a cluster node.
+func (s *Server) placementOf(c echo.Context) (Cluster, string, error) {
 	cl, err := s.cluster()
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	org, err := pathOrg(c)
+	return cl, org, err
+}
+
+func (s *Server) handleGetPlacement(c echo.Context) error {
+	cl, org, err := s.placementOf(c)
 	if err != nil {
 		return err
 	}
-	shard, over, err := cl.Placement(c.Request().Context(), org)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, PlacementResponse{OrgID: org, Shard: shard, Override: over})
+	return placement(c, cl, org)
 }
 
 func (s *Server) handlePutPlacement(c echo.Context) error {
-	cl, err := s.cluster()
-	if err != nil {
-		return err
-	}
-	org, err := pathOrg(c)
+	cl, org, err := s.placementOf(c)
 	if err != nil {
 		return err
 	}
@@ -135,5 +133,14 @@ func (s *Server) handlePutPlacement(c echo.Context) error {
 	if err := cl.Place(c.Request().Context(), org, req.Shard); err != nil {
 		return err
 	}
-	return s.handleGetPlacement(c)
+	return placement(c, cl, org)
+}
+
+// placement answers org's shard.
+func placement(c echo.Context, cl Cluster, org string) error {
+	shard, over, err := cl.Placement(c.Request().Context(), org)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, PlacementResponse{OrgID: org, Shard: shard, Override: over})
 }
