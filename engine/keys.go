@@ -23,6 +23,7 @@ const (
 	keyMetaObs  = "mnext_obs"
 	keyMetaSeq  = "mseq"
 	keyMetaVer  = "mversion"
+	keyMetaID   = "mstore_id" // the store's identity, a UUID string (Store.ID)
 )
 
 // The key spaces of the packages beside engine, which reach them through
@@ -31,6 +32,7 @@ const (
 // migrate.go can move their records without importing them.
 const (
 	PrefixToken      = 't' // t<sha256 hex>       -> token record (engine/auth)
+	PrefixTokenUse   = 'u' // u<sha256 hex>       -> u64 unix ms of the token's last use on this node (engine/auth)
 	PrefixLog        = 'l' // l<org>0<session>0<u64 ns><id> -> injection log, JSON (engine/sessionlog)
 	PrefixLease      = 's' // s<org>0<session>0   -> lease, JSON (engine/delivery)
 	PrefixInject     = 'q' // q<org>0<session>0<u64 seq> -> inject, JSON (engine/delivery)
