@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -87,5 +88,55 @@ func TestAccessLog(t *testing.T) {
 	}
 	if all := logs.String(); strings.Contains(all, tok) || strings.Contains(all, "SecretSauce") {
 		t.Fatalf("the log holds the token or the body:\n%s", all)
+	}
+}
+
+// Made-up methods are one label value ("other"), and an error answer's
+// bytes are counted in the access log.
+func TestMetricsBoundedAndErrorBytes(t *testing.T) {
+	var logs syncBuffer
+	app, err := service.Open(context.Background(), service.Config{DataDir: filepath.Join(t.TempDir(), "data"),
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := serveApp(t, app, nil)
+	for i := range 200 {
+		r, err := http.NewRequest(fmt.Sprintf("MADEUP%d", i), s.url+"/v1/whoami", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	m := s.do("GET", "/metrics", s.admin, "", nil)
+	if strings.Contains(string(m.body), "MADEUP") {
+		t.Fatal("a made-up method became a label value")
+	}
+	series := 0
+	for _, l := range strings.Split(string(m.body), "\n") {
+		if strings.HasPrefix(l, "kgctx_http_request_duration_seconds_count") && strings.Contains(l, `method="other"`) {
+			series++
+		}
+	}
+	if series != 1 {
+		t.Fatalf("%d series of method other, want 1:\n%s", series, m.body)
+	}
+	// An error answer's size is in its access line.
+	if r := s.do("GET", "/v1/whoami", "", "", nil); r.status != 401 {
+		t.Fatalf("no token: %d", r.status)
+	}
+	ok := false
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == "request" && m["status"] == float64(401) {
+			ok = m["bytes"].(float64) > 0
+		}
+	}
+	if !ok {
+		t.Fatalf("no access line of the 401 with its bytes:\n%s", logs.String())
 	}
 }

@@ -52,10 +52,56 @@ func (s *Server) handleCreateToken(c echo.Context) error {
 	}
 	secret := auth.NewTokenSecret()
 	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteToken, TokenHash: auth.TokenHash(secret),
-		Token: &auth.Token{OrgID: req.OrgID, AgentID: req.AgentID, Role: req.Role, ProjectIDs: req.ProjectIDs}}); err != nil {
+		Token: &auth.Token{OrgID: req.OrgID, AgentID: req.AgentID, Role: req.Role, ProjectIDs: req.ProjectIDs, Origin: auth.OriginAPI}}); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, tokenResponse{Token: secret, OrgID: req.OrgID, AgentID: req.AgentID, Role: req.Role, ProjectIDs: req.ProjectIDs})
+}
+
+// handleListTokens lists tokens by public id: every org's for an
+// operator (?orgId= narrows it), the caller's org's for an org admin.
+func (s *Server) handleListTokens(c echo.Context) error {
+	tok := token(c)
+	org := c.QueryParam("orgId")
+	if org != "" {
+		if err := engine.ValidateID(org); err != nil {
+			return fieldError("orgId: %v", err)
+		}
+	}
+	if tok.Role != auth.RoleOperator {
+		if org != "" && org != tok.OrgID {
+			return apiErr(http.StatusForbidden, "forbidden", "the token belongs to org %q, not %q", tok.OrgID, org)
+		}
+		org = tok.OrgID
+	}
+	list := s.app.Tokens.List(org)
+	if list == nil {
+		list = []auth.Info{}
+	}
+	return c.JSON(http.StatusOK, tokenList{Tokens: list})
+}
+
+// handleRevokeToken revokes a token by public id, on every node of a
+// cluster (a global write). An org admin revokes its org's tokens only;
+// the bootstrap operator token is replaced by restarting serve with
+// another, not revoked.
+func (s *Server) handleRevokeToken(c echo.Context) error {
+	tok := token(c)
+	id := c.Param("tokenId")
+	if !auth.ValidPublicID(id) {
+		return fieldError("tokenId %q: a token id is tok_ and 20 hex digits (GET /v1/admin/tokens lists them)", id)
+	}
+	info, err := s.app.Tokens.Get(id)
+	if err != nil || (tok.Role != auth.RoleOperator && info.OrgID != tok.OrgID) {
+		return apiErr(http.StatusNotFound, "not_found", "no token %s", id)
+	}
+	if info.Origin == auth.OriginBootstrap || (info.Origin == "" && info.Role == auth.RoleOperator) {
+		return apiErr(http.StatusConflict, "conflict", "token %s is the bootstrap operator token: replace it by restarting serve with another $KGCTX_ADMIN_TOKEN or --admin-token-file", id)
+	}
+	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteTokenRevoke, ID: id}); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }
 
 func (s *Server) handleGetPolicies(c echo.Context) error {
@@ -83,7 +129,7 @@ func (s *Server) handleWhoami(c echo.Context) error {
 	if projects == nil {
 		projects = []string{}
 	}
-	return c.JSON(http.StatusOK, whoamiResponse{OrgID: tok.OrgID, AgentID: tok.AgentID, Role: tok.Role, ProjectIDs: projects})
+	return c.JSON(http.StatusOK, whoamiResponse{ID: tok.ID, OrgID: tok.OrgID, AgentID: tok.AgentID, Role: tok.Role, ProjectIDs: projects})
 }
 
 // cluster is the node this server is of: a route of a cluster's answers

@@ -97,9 +97,15 @@ func (s *Server) handleImport(c echo.Context) error {
 	if err := checkWriteProjects(tok, t, ts, lines); err != nil {
 		return err
 	}
+	refund, err := s.checkImport(t, ts)
+	if err != nil {
+		s.metrics.triplets.WithLabelValues("rejected").Add(float64(len(ts)))
+		return err
+	}
 	wr, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteImport, Org: t.Org, Project: t.Project, Triplets: ts, Lines: lines,
 		AllowCrossOrg: tok.Role == auth.RoleOperator})
 	if err != nil {
+		refund()
 		s.metrics.triplets.WithLabelValues("rejected").Add(float64(len(ts)))
 		return err
 	}

@@ -92,6 +92,9 @@ func (s *Server) handleAddObservations(c echo.Context) error {
 	if len(in) == 0 {
 		return fieldError("no observations in the body")
 	}
+	if err := s.quota.checkSizes(s.app.Store, map[engine.Tenant]engine.Growth{t: {Observations: len(in)}}); err != nil {
+		return err
+	}
 	wr, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteObservations, Org: t.Org, Project: t.Project, Observations: in})
 	ids := wr.IDs
 	if err != nil {
@@ -195,6 +198,11 @@ func (s *Server) handlePostInjectionLog(c echo.Context) error {
 		return fieldError("sessionId: %v", err)
 	}
 	l.ID, l.FeedbackApplied = "", nil
+	// The ids must be the caller's: feedback on this session moves their
+	// weights.
+	if err := s.app.Composer.CheckLogIDs(principal(tok, "", l.OrgID, l.ProjectID), l); err != nil {
+		return err
+	}
 	id, err := s.app.PutInjectionLog(c.Request().Context(), l)
 	if err != nil {
 		return err

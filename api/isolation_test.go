@@ -8,6 +8,7 @@ import (
 
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/sessionlog"
 	"github.com/kgctx/kgctx/policy"
 )
 
@@ -137,8 +138,9 @@ forbid (principal, action, resource is Observation) when { resource.projectId ==
 	}
 }
 
-// Item 3: a session's injection logs show only the ids the reader may
-// read.
+// Item 3: a posted injection log names only ids the poster may read in
+// the log's scope (else 422 and nothing stored), and a session's logs
+// show each reader only the ids it may read.
 func TestInjectionLogsFiltered(t *testing.T) {
 	e := newIsolationEnv(t)
 	imp := e.token("org_a", "importer")
@@ -148,20 +150,55 @@ func TestInjectionLogsFiltered(t *testing.T) {
 	r = e.do("POST", "/v1/orgs/org_a/projects/api/observations", imp, "application/json", []byte(`{"content": "api note"}`))
 	var api struct{ IDs []string }
 	r.json(t, &api)
-	log := map[string]any{"sessionId": "ses_1", "orgId": "org_a", "projectId": "api", "workType": "bug_fix",
-		"observationIds":    []string{api.IDs[0], web.IDs[0], "obs_gone"},
+	// Foreign, forbidden, missing and other-project ids: each refused by
+	// name, the same answer whether the item exists or not.
+	for _, c := range []struct {
+		name, project, field string
+		ids                  []string
+	}{
+		{"forbidden by policy", "api", "graphNodeIds", []string{e.ids["Alpha"], e.ids["Vault"]}},
+		{"another org", "", "graphNodeIds", []string{e.ids["Catalogue"]}},
+		{"missing", "api", "observationIds", []string{"obs_gone"}},
+		{"another project", "api", "observationIds", []string{api.IDs[0], web.IDs[0]}},
+		{"a summary of another project", "api", "sessionSummaryIds", []string{web.IDs[0]}},
+		{"garbage", "", "graphNodeIds", []string{"00000000-0000-0000-0000-000000000000"}},
+	} {
+		log := map[string]any{"sessionId": "ses_bad", "orgId": "org_a", "projectId": c.project, c.field: c.ids}
+		r := e.post("/v1/injection-logs", e.agentAll, log)
+		last := c.ids[len(c.ids)-1]
+		if r.status != 422 || !strings.Contains(string(r.body), last) || !strings.Contains(string(r.body), c.field) {
+			t.Errorf("%s: %d %s", c.name, r.status, r.body)
+		}
+	}
+	edge := map[string]any{"sessionId": "ses_bad", "orgId": "org_a", "projectId": "api",
+		"graphEdgeKeys": []map[string]string{{"sourceId": e.ids["Alpha"], "targetId": e.ids["Vault"], "relationshipName": "reads"}}}
+	if r := e.post("/v1/injection-logs", e.agentAll, edge); r.status != 422 {
+		t.Errorf("an edge to a forbidden node: %d %s", r.status, r.body)
+	}
+	// The project-limited token may not name project web's note, even in
+	// an org-wide log.
+	if r := e.post("/v1/injection-logs", e.agentAPI, map[string]any{"sessionId": "ses_bad", "observationIds": []string{web.IDs[0]}}); r.status != 422 {
+		t.Errorf("another project's note, limited token: %d %s", r.status, r.body)
+	}
+	if r := e.do("GET", "/v1/sessions/ses_bad/injection-logs", e.agentAll, "", nil); r.status != 200 || strings.Contains(string(r.body), "ses_bad") {
+		t.Fatalf("a refused log was stored: %d %s", r.status, r.body)
+	}
+
+	// An org-wide log of what the all-projects agent may read: the
+	// project-limited reader sees only its project's part.
+	log := map[string]any{"sessionId": "ses_1", "orgId": "org_a", "workType": "bug_fix",
+		"observationIds":    []string{api.IDs[0], web.IDs[0]},
 		"sessionSummaryIds": []string{web.IDs[0]},
-		"graphNodeIds":      []string{e.ids["Alpha"], e.ids["Beta"], e.ids["Vault"], e.ids["WebUI"], e.ids["Catalogue"]},
+		"graphNodeIds":      []string{e.ids["Alpha"], e.ids["Beta"], e.ids["WebUI"]},
 		"graphEdgeKeys": []map[string]string{
 			{"sourceId": e.ids["Alpha"], "targetId": e.ids["Beta"], "relationshipName": "calls"},
-			{"sourceId": e.ids["Alpha"], "targetId": e.ids["Vault"], "relationshipName": "reads"},
 			{"sourceId": e.ids["Alpha"], "targetId": e.ids["WebUI"], "relationshipName": "serves"},
 		}}
 	if r := e.post("/v1/injection-logs", e.agentAll, log); r.status != 201 {
 		t.Fatalf("log: %d %s", r.status, r.body)
 	}
 	r = e.do("GET", "/v1/sessions/ses_1/injection-logs", e.agentAPI, "", nil)
-	for _, leak := range []string{web.IDs[0], e.ids["Vault"], e.ids["WebUI"], e.ids["Catalogue"], "obs_gone"} {
+	for _, leak := range []string{web.IDs[0], e.ids["WebUI"]} {
 		if strings.Contains(string(r.body), leak) {
 			t.Errorf("log leaks %q: %s", leak, r.body)
 		}
@@ -180,11 +217,32 @@ func TestInjectionLogsFiltered(t *testing.T) {
 	if len(logs.Logs) != 1 || len(logs.Logs[0].GraphEdgeKeys) != 1 {
 		t.Fatalf("edge keys: %s", r.body)
 	}
-	// Feedback still reaches everything the session was shown (the stored
-	// log is whole): Vault's edge weight moves for the operator to see.
+	// Feedback reaches everything the session was shown (the stored log
+	// is whole), and counts only what moved.
 	if r := e.post("/v1/sessions/ses_1/feedback", e.agentAll, map[string]string{"outcome": "helpful"}); r.status != 200 ||
-		!strings.Contains(string(r.body), `"edges":3`) || !strings.Contains(string(r.body), `"observations":2`) {
+		!strings.Contains(string(r.body), `"edges":2`) || !strings.Contains(string(r.body), `"observations":2`) || !strings.Contains(string(r.body), `"nodes":3`) {
 		t.Fatalf("feedback: %d %s", r.status, r.body)
+	}
+}
+
+// Feedback never moves another tenant's weights, even from a log stored
+// before ids were checked (defence in depth in MoveWeights).
+func TestFeedbackStaysInScope(t *testing.T) {
+	e := newIsolationEnv(t)
+	// A log naming org_b's node and project web's node, in project api,
+	// written past the API's check (as an older store may hold).
+	if _, err := e.app.Logs.PutInjectionLog(sessionlogOf("ses_old", "org_a", "api", e.ids["Alpha"], e.ids["Catalogue"], e.ids["WebUI"])); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := e.app.Store.Node(engine.Tenant{Org: "org_b", Project: "cat"}, e.ids["Catalogue"])
+	r := e.post("/v1/sessions/ses_old/feedback", e.agentAll, map[string]string{"outcome": "misleading"})
+	if r.status != 200 || !strings.Contains(string(r.body), `"nodes":1`) {
+		t.Fatalf("feedback: %d %s", r.status, r.body)
+	}
+	after, _ := e.app.Store.Node(engine.Tenant{Org: "org_b", Project: "cat"}, e.ids["Catalogue"])
+	web, _ := e.app.Store.Node(engine.Tenant{Org: "org_a", Project: "web"}, e.ids["WebUI"])
+	if before.Weight != after.Weight || web.Weight != 0.5 {
+		t.Fatalf("weights moved out of scope: catalogue %v -> %v, web %v", before.Weight, after.Weight, web.Weight)
 	}
 }
 
@@ -355,4 +413,8 @@ func TestSessionOwnershipOneRule(t *testing.T) {
 	if r := s.do("GET", "/v1/sessions/ses_p2/injection-logs", p2, "", nil); r.status != 200 {
 		t.Fatalf("p2 logs: %d %s", r.status, r.body)
 	}
+}
+
+func sessionlogOf(session, org, project string, nodes ...string) sessionlog.InjectionLog {
+	return sessionlog.InjectionLog{SessionID: session, OrgID: org, ProjectID: project, GraphNodeIDs: nodes, Timestamp: time.Now()}
 }

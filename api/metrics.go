@@ -3,7 +3,6 @@ package api
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -146,30 +145,41 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			id = newRequestID()
 		}
 		c.Response().Header().Set(requestIDHeader, id)
-		err := next(c)
-		status := c.Response().Status
-		if err != nil {
-			status = toError(err).Status
-			var he *echo.HTTPError
-			if errors.As(err, &he) {
-				status = he.Code
-			}
+		if err := next(c); err != nil {
+			// Answered here rather than by Echo after this returns, so
+			// that the status and the bytes of an error answer are known
+			// to the metrics and the access log.
+			c.Error(err)
 		}
+		status := c.Response().Status
 		route := c.Path()
 		if route == "" {
 			route = "unmatched"
 		}
+		method := methodLabel(c.Request().Method)
 		took := time.Since(start)
-		s.metrics.requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Observe(took.Seconds())
+		s.metrics.requests.WithLabelValues(route, method, strconv.Itoa(status)).Observe(took.Seconds())
 		if ctx := c.Request().Context(); s.log.Enabled(ctx, slog.LevelInfo) {
 			// The access log: never a token, a body or a query string
 			// (names in a query are the caller's data).
-			s.log.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("method", c.Request().Method), slog.String("route", route),
+			s.log.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("method", method), slog.String("route", route),
 				slog.Int("status", status), slog.Int64("bytes", c.Response().Size), slog.Float64("durationMs", float64(took.Microseconds())/1e3),
 				slog.String("org", token(c).OrgID), slog.String("requestId", id))
 		}
-		return err
+		return nil
 	}
+}
+
+// methodLabel is a request's method as a label value: one of the methods
+// HTTP defines, else "other". A label value never comes from a request as
+// sent: made-up methods would make a series each.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+		http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
 }
 
 func (s *Server) handleMetrics(c echo.Context) error {

@@ -41,7 +41,8 @@ var errorDocs = map[int]string{
 	408: "The body did not arrive within the server's read timeout.",
 	409: "Conflict: the session is leased to another worker, or the inject is not the one in flight.",
 	413: "The body is over the server's limit.",
-	422: "The body parses but is refused: the lines at fault are named.",
+	422: "The body parses but is refused: the lines at fault are named; or (code quota_exceeded) the write would pass a quota, named in the message.",
+	429: "Over a rate quota (requests per second of this token, or imported triplets per minute of the org): Retry-After says when to try again; nothing was done.",
 	503: "The embedder is unreachable (Retry-After says when to try again), or the server is shutting down; in a cluster, NATS has no quorum (a write: nothing written), the positions named in X-Kgctx-Sequence were not applied within the read wait, or no live node serves the org.",
 }
 
@@ -137,7 +138,8 @@ func (r *route) errorStatuses() []int {
 	if r.minRole != "" {
 		// In a cluster: a malformed X-Kgctx-Sequence (400), the cluster
 		// out of reach (503).
-		sts = append(sts, 400, 401, 403, 503)
+		// Over a quota: 429 with Retry-After (api/quota.go).
+		sts = append(sts, 400, 401, 403, 429, 503)
 	}
 	if r.req != nil {
 		sts = append(sts, 400, 408, 413)

@@ -118,6 +118,7 @@ type Server struct {
 	e       *echo.Echo
 	log     *slog.Logger
 	metrics *metrics
+	quota   *quotas
 	routes  []route
 	http    *http.Server
 	// downNodes: cluster nodes a proxied request failed to reach, and
@@ -174,7 +175,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
-	s := &Server{cfg: cfg, app: cfg.App, e: echo.New(), log: cfg.App.Logger, metrics: newMetrics(cfg.App)}
+	s := &Server{cfg: cfg, app: cfg.App, e: echo.New(), log: cfg.App.Logger, metrics: newMetrics(cfg.App), quota: newQuotas(cfg.App.Settings)}
 	s.e.HideBanner, s.e.HidePort = true, true
 	s.e.HTTPErrorHandler = s.errorHandler
 	s.e.Use(s.observe, s.recoverPanic)
@@ -223,6 +224,9 @@ func (s *Server) wrap(r *route) echo.HandlerFunc {
 				return apiErr(http.StatusForbidden, "forbidden", "this route needs the %s role or above; the token has %s", r.minRole, tok.Role)
 			}
 			c.Set(ctxToken, tok)
+			if err := s.quota.allowRequest(tok, r); err != nil {
+				return err
+			}
 		}
 		if req.ContentLength > limit {
 			return apiErr(http.StatusRequestEntityTooLarge, "body_too_large", "the request body is %d bytes, over the limit of %d", req.ContentLength, limit)

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"github.com/kgctx/kgctx/engine/auth"
+
 	"time"
 
 	"github.com/kgctx/kgctx/compose"
@@ -17,6 +19,9 @@ type healthResponse struct {
 }
 
 type whoamiResponse struct {
+	// ID is the token's public id (GET /v1/admin/tokens lists it,
+	// DELETE /v1/admin/tokens/{tokenId} revokes it).
+	ID         string   `json:"id,omitempty"`
 	OrgID      string   `json:"orgId" oas:"required"`
 	AgentID    string   `json:"agentId" oas:"required"`
 	Role       string   `json:"role" oas:"required,enum=agent|importer|org_admin|operator"`
@@ -109,3 +114,8 @@ type (
 	// observationsBody is one observation or an array of them.
 	observationsBody struct{}
 )
+
+// tokenList lists tokens by public id (GET /v1/admin/tokens).
+type tokenList struct {
+	Tokens []auth.Info `json:"tokens" oas:"required"`
+}

@@ -134,3 +134,65 @@ func keep[T any](s []T, ok func(T) bool) []T {
 	}
 	return out
 }
+
+// CheckLogIDs checks that every id an injection log names is an item id
+// may read, in the log's org (and project, when the log names one): an
+// observation or session summary, a node, an edge (imported into that
+// scope, both endpoints readable). It returns an error wrapping
+// engine.ErrInvalidInput that names the first other id; a missing item and
+// a forbidden one get the same answer, so the check tells nothing of
+// another tenant.
+func (c *Composer) CheckLogIDs(id policy.Identity, l sessionlog.InjectionLog) error {
+	pr := c.PEP.NewRequest(id, policy.VerbRead)
+	defer pr.Release()
+	scope := engine.Tenant{Org: l.OrgID, Project: l.ProjectID}
+	in := func(t engine.Tenant) bool {
+		return t.Org == scope.Org && (scope.Project == "" || t.Project == scope.Project)
+	}
+	var bad error
+	refuse := func(field, item string) {
+		if bad == nil {
+			where := "org " + scope.Org
+			if scope.Project != "" {
+				where += ", project " + scope.Project
+			}
+			bad = fmt.Errorf("%w: %s: %s is not an item this token may read in %s", engine.ErrInvalidInput, field, item, where)
+		}
+	}
+	err := c.Store.View(func(v *engine.View) error {
+		node := func(nid string) bool {
+			n, ok := v.NodeByID(nid)
+			return ok && in(v.NodeTenant(n)) && allowNode(pr, v, n)
+		}
+		obs := func(oid string) bool {
+			d, ok := v.ObsByID(oid)
+			return ok && in(v.ObsTenant(d)) && allowObs(pr, v, d)
+		}
+		for _, ids := range []struct {
+			field string
+			ids   []string
+		}{{"observationIds", l.ObservationIDs}, {"sessionSummaryIds", l.SessionSummaryIDs}} {
+			for _, o := range ids.ids {
+				if !obs(o) {
+					refuse(ids.field, fmt.Sprintf("%q", o))
+				}
+			}
+		}
+		for _, n := range l.GraphNodeIDs {
+			if !node(n) {
+				refuse("graphNodeIds", fmt.Sprintf("%q", n))
+			}
+		}
+		for _, k := range l.GraphEdgeKeys {
+			e, ok := v.EdgeByKey(k)
+			if !ok || !in(v.EdgeTenant(e)) || !node(k.SourceID) || !node(k.TargetID) {
+				refuse("graphEdgeKeys", fmt.Sprintf("%s -%s-> %s", k.SourceID, k.RelationshipName, k.TargetID))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return bad
+}

@@ -95,3 +95,19 @@ func (d *document[K, T]) Set(k K, v T) error {
 	d.cache[k] = v
 	return nil
 }
+
+// read calls fn with the document under k without copying it: fn must
+// not keep or change it. Hot paths (a quota per request) use it.
+func (d *document[K, T]) read(k K, fn func(T)) error {
+	d.mu.RLock()
+	v, ok := d.cache[k]
+	d.mu.RUnlock()
+	if !ok {
+		var err error
+		if v, err = d.Get(k); err != nil {
+			return err
+		}
+	}
+	fn(v)
+	return nil
+}

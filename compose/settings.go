@@ -218,6 +218,7 @@ const (
 	cfgBudgets   = "budgets"
 	cfgPreds     = "predicates"
 	cfgInSession = "in-session"
+	cfgQuotas    = "quotas"
 	cfgSingle    = "current"
 )
 
@@ -232,6 +233,7 @@ type Settings struct {
 	budgets   document[struct{}, BudgetConfig]
 	insession document[struct{}, InSessionConfig]
 	preds     document[engine.Tenant, PredicateConfig]
+	quotas    document[struct{}, QuotaConfig]
 }
 
 func tenantKey(t engine.Tenant) string { return t.Org + "/" + t.Project }
@@ -252,6 +254,8 @@ func NewSettings(st *engine.Store) *Settings {
 			def: DefaultBudgets, normalize: (*BudgetConfig).normalize, clone: BudgetConfig.clone},
 		insession: document[struct{}, InSessionConfig]{cs: cs, kind: cfgInSession, key: single,
 			def: DefaultInSessionConfig, normalize: (*InSessionConfig).normalize, clone: InSessionConfig.clone},
+		quotas: document[struct{}, QuotaConfig]{cs: cs, kind: cfgQuotas, key: single,
+			def: DefaultQuotas, normalize: (*QuotaConfig).normalize, clone: QuotaConfig.clone},
 		preds: document[engine.Tenant, PredicateConfig]{cs: cs, kind: cfgPreds, key: tenantKey,
 			def: func() PredicateConfig { return PredicateConfig{Mode: PredicatesOpen} }, normalize: (*PredicateConfig).normalize, clone: PredicateConfig.clone},
 	}
@@ -290,6 +294,21 @@ func (s *Settings) InSessionConfig() (InSessionConfig, error) { return s.insessi
 func (s *Settings) SetInSessionConfig(c InSessionConfig) error {
 	return s.insession.Set(struct{}{}, c)
 }
+
+// Quotas returns the operator's quotas (the defaults when none are
+// stored).
+func (s *Settings) Quotas() (QuotaConfig, error) { return s.quotas.Get(struct{}{}) }
+
+// QuotaFor returns the limits that apply to org, without copying the
+// configuration.
+func (s *Settings) QuotaFor(org string) (QuotaLimits, error) {
+	var l QuotaLimits
+	err := s.quotas.read(struct{}{}, func(c QuotaConfig) { l = c.For(org) })
+	return l, err
+}
+
+// SetQuotas stores the quotas.
+func (s *Settings) SetQuotas(c QuotaConfig) error { return s.quotas.Set(struct{}{}, c) }
 
 // Predicates returns project t's relationship vocabulary (open, with the
 // default list, when none is stored).

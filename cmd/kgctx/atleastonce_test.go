@@ -33,7 +33,7 @@ func TestAtLeastOnceDelivery(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	data := t.TempDir()
-	admin := "kgx_e2e_admin_token_0123456789"
+	admin := "kgx_e2e_admin_token_0123456789abcd"
 	s := startServe(t, data, "--admin-token", admin)
 	tok := s.token("org_q", "agent")
 	var (

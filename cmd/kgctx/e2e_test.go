@@ -387,7 +387,7 @@ func TestCLIImportAndGraph(t *testing.T) {
 		t.Fatalf("clear: %v %s", err, out)
 	}
 	// Through a running server: the same file, the same result.
-	s := startServe(t, data, "--admin-token", "kgx_e2e_admin_token_0123456789")
+	s := startServe(t, data, "--admin-token", "kgx_e2e_admin_token_0123456789abcd")
 	imp := s.token("o", "importer")
 	out, errOut, err = kgctx(t, nil, "import", tsv, "--org", "o", "--project", "p", "--server", s.url, "--token", imp)
 	if err != nil || !strings.Contains(out, "imported 2 triplets") {

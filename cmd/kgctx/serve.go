@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -28,7 +29,8 @@ func serveCmd() *command {
 			data := fs.String("data", defaultDataDir, "data directory")
 			addr := fs.String("addr", "127.0.0.1:7070", "listen address")
 			sync := fs.Bool("sync", false, "fsync every write (survives power loss, slower)")
-			adminToken := fs.String("admin-token", "", "operator token (default $KGCTX_ADMIN_TOKEN; generated into DIR/admin.token when the store has none)")
+			adminToken := fs.String("admin-token", "", "operator token, 32+ characters (visible to other users in ps: prefer $KGCTX_ADMIN_TOKEN or --admin-token-file; generated into DIR/admin.token when none is given and the store has none)")
+			adminTokenFile := fs.String("admin-token-file", "", "read the operator token from this file (mode 0600 or stricter)")
 			maxImport := fs.Int64("max-import-bytes", 64<<20, "body limit of import routes")
 			maxBody := fs.Int64("max-body-bytes", 1<<20, "body limit of every other route")
 			verbose := fs.Bool("v", false, "debug logging")
@@ -80,10 +82,14 @@ func serveCmd() *command {
 						return c.usagef("--%s must be positive", d.name)
 					}
 				}
-				if err := cl.check(*addr, *adminToken); err != nil {
+				admin, err := adminSecret(*adminToken, *adminTokenFile, c.stderr)
+				if err != nil {
 					return c.usagef("%v", err)
 				}
-				return serve(ctx, c, cfg, *addr, *adminToken, *metricsAddr, cl, api.Config{MaxImportBytes: *maxImport, MaxBodyBytes: *maxBody,
+				if err := cl.check(*addr, admin); err != nil {
+					return c.usagef("%v", err)
+				}
+				return serve(ctx, c, cfg, *addr, admin, *metricsAddr, cl, api.Config{MaxImportBytes: *maxImport, MaxBodyBytes: *maxBody,
 					ReadHeaderTimeout: *readHeader, ReadTimeout: *readTimeout, IdleTimeout: *idleTimeout, Version: buildVersion()})
 			}
 		},
@@ -183,18 +189,79 @@ func serve(ctx context.Context, c *call, cfg service.Config, addr, adminToken, m
 	return <-errc
 }
 
-// bootstrap makes sure an operator can get in: the given token (flag or
-// $KGCTX_ADMIN_TOKEN) is registered as operator; with none given and no
-// token in the store, one is generated into DIR/admin.token.
-func bootstrap(app *service.App, dir, flagToken string, stdout io.Writer) error {
-	secret := flagToken
-	if secret == "" {
-		secret = os.Getenv("KGCTX_ADMIN_TOKEN")
+// adminSecret is the operator token serve was given: --admin-token-file,
+// else --admin-token (with a warning: argv is visible in ps), else
+// $KGCTX_ADMIN_TOKEN; "" for none. It is checked here, before anything is
+// created: at least auth.MinSecretLen characters, and a file that only its
+// owner can read.
+func adminSecret(flagToken, file string, stderr io.Writer) (string, error) {
+	var secret, from string
+	switch {
+	case file != "" && flagToken != "":
+		return "", errors.New("give --admin-token or --admin-token-file, not both")
+	case file != "":
+		b, err := readSecretFile(file)
+		if err != nil {
+			return "", fmt.Errorf("--admin-token-file: %w", err)
+		}
+		secret, from = string(b), "--admin-token-file "+file
+	case flagToken != "":
+		fmt.Fprintln(stderr, "kgctx serve: warning: --admin-token is visible to every user of this machine (ps); prefer $KGCTX_ADMIN_TOKEN or --admin-token-file")
+		secret, from = flagToken, "--admin-token"
+	default:
+		secret, from = os.Getenv("KGCTX_ADMIN_TOKEN"), "$KGCTX_ADMIN_TOKEN"
 	}
-	op := auth.Token{AgentID: "admin", Role: auth.RoleOperator}
+	secret = strings.TrimSpace(secret)
+	if secret != "" && len(secret) < auth.MinSecretLen {
+		return "", fmt.Errorf("the operator token of %s has %d characters; at least %d are needed (for example: openssl rand -hex 24)", from, len(secret), auth.MinSecretLen)
+	}
+	return secret, nil
+}
+
+// readSecretFile reads a secret from a file that no one but its owner may
+// read (mode 0600 or stricter).
+func readSecretFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%s can be read by others (mode %04o); make it private with chmod 600 %s", path, fi.Mode().Perm(), path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	if err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(b), nil
+}
+
+// bootstrap makes sure an operator can get in: the given token (flag, file
+// or $KGCTX_ADMIN_TOKEN) is registered as the bootstrap operator token,
+// replacing any earlier one; with none given and no token in the store,
+// one is generated into DIR/admin.token.
+func bootstrap(app *service.App, dir, secret string, stdout io.Writer) error {
+	path := filepath.Join(dir, "admin.token")
 	if secret != "" {
-		if err := app.Tokens.PutToken(secret, op); err != nil {
+		n, err := app.Tokens.SetBootstrap(secret)
+		if err != nil {
 			return fmt.Errorf("admin token: %w", err)
+		}
+		if n > 0 {
+			fmt.Fprintf(stdout, "the operator token given replaces the earlier one (revoked)\n")
+			// A generated token in DIR/admin.token no longer works.
+			if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) != secret {
+				if err := os.Remove(path); err != nil {
+					return fmt.Errorf("remove the revoked %s: %w", path, err)
+				}
+			}
 		}
 		return nil
 	}
@@ -202,11 +269,10 @@ func bootstrap(app *service.App, dir, flagToken string, stdout io.Writer) error 
 		return nil
 	}
 	secret = auth.NewTokenSecret()
-	path := filepath.Join(dir, "admin.token")
 	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write admin token: %w", err)
 	}
-	if err := app.Tokens.PutToken(secret, op); err != nil {
+	if _, err := app.Tokens.SetBootstrap(secret); err != nil {
 		os.Remove(path)
 		return fmt.Errorf("admin token: %w", err)
 	}

@@ -29,7 +29,7 @@ func freeAddr(t *testing.T) string {
 func TestWriterSurvivesServerKill(t *testing.T) {
 	data := t.TempDir()
 	addr := freeAddr(t)
-	admin := "kgx_e2e_admin_token_0123456789"
+	admin := "kgx_e2e_admin_token_0123456789abcd"
 	s := startServe(t, data, "--admin-token", admin, "--addr", addr)
 	imp := s.token("org_w", "importer")
 	c, err := client.New(s.url, imp, nil)

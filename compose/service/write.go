@@ -34,6 +34,8 @@ const (
 	WriteInSessionConfig   = "in_session_config"
 	WritePolicies          = "policies"
 	WriteToken             = "token"
+	WriteTokenRevoke       = "token_revoke" // ID: the token's public id
+	WriteQuotas            = "quotas"
 	// Session state: leases, the inject queue, injection logs and
 	// feedback, so that a cluster's nodes agree on who holds a session
 	// and what was delivered.
@@ -93,7 +95,7 @@ type Write struct {
 // operator settings) rather than one org's data.
 func (w Write) Global() bool {
 	switch w.Kind {
-	case WriteToken, WritePolicies, WriteRecallMatrix, WriteBudgets, WriteInSessionConfig:
+	case WriteToken, WriteTokenRevoke, WritePolicies, WriteRecallMatrix, WriteBudgets, WriteInSessionConfig, WriteQuotas:
 		return true
 	}
 	return false
@@ -195,10 +197,19 @@ func (a *App) Apply(ctx context.Context, w Write, o ApplyOptions) (WriteResult, 
 			return res, fmt.Errorf("%w: a token write without its grant", engine.ErrInvalidInput)
 		}
 		tok := *w.Token
+		if tok.Role == auth.RoleOperator || tok.Origin == auth.OriginBootstrap {
+			// Operators come from each node's bootstrap token, never from
+			// the log.
+			return res, fmt.Errorf("%w: a token write may not grant the operator role", engine.ErrForbidden)
+		}
 		if tok.CreatedAt.IsZero() {
 			tok.CreatedAt = o.Now
 		}
 		err = a.Tokens.PutTokenHash(w.TokenHash, tok)
+	case WriteTokenRevoke:
+		err = a.Tokens.Revoke(w.ID)
+	case WriteQuotas:
+		err = applyDoc(w.Doc, a.Settings.SetQuotas)
 	case WriteLeaseClaim, WriteLeaseRefresh, WriteEnqueue, WriteInjectClaim, WriteInjectAck, WriteInjectionLog, WriteFeedback:
 		err = a.applySession(ctx, w, o, &res)
 	case WriteToolResult:

@@ -51,7 +51,7 @@ func (s *Store) ApplyFeedback(ctx context.Context, org, session, outcome string,
 	// records the outcome in them commits.
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var refs engine.WeightRefs
+	var refs []engine.WeightRefs
 	var records []engine.Record
 	err := s.kv.Iterate(logPrefix(org, session), func(k, v []byte) error {
 		var l InjectionLog
@@ -64,9 +64,9 @@ func (s *Store) ApplyFeedback(ctx context.Context, org, session, outcome string,
 		res.Logs++
 		l.FeedbackApplied = append(l.FeedbackApplied, outcome)
 		if outcome != OutcomeNeutral {
-			refs.ObservationIDs = append(refs.ObservationIDs, l.ObservationIDs...)
-			refs.NodeIDs = append(refs.NodeIDs, l.GraphNodeIDs...)
-			refs.EdgeKeys = append(refs.EdgeKeys, l.GraphEdgeKeys...)
+			// Each log moves only what lies in its own org and project.
+			refs = append(refs, engine.WeightRefs{Scope: engine.Tenant{Org: org, Project: l.ProjectID},
+				ObservationIDs: l.ObservationIDs, NodeIDs: l.GraphNodeIDs, EdgeKeys: l.GraphEdgeKeys})
 		}
 		b, err := json.Marshal(&l)
 		if err != nil {
