@@ -23,7 +23,7 @@ func (s *Server) routeTable() []route {
 			h: func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) }},
 		{method: http.MethodGet, path: "/metrics", minRole: auth.RoleOperator, summary: "Prometheus metrics (text format).", resp: textBody{}, status: 200, h: s.handleMetrics},
 		{method: http.MethodPost, path: "/mcp", minRole: auth.RoleAgent, summary: "Model Context Protocol (streamable HTTP, stateless, JSON answers): the tools of the README's \"MCP\" section, each calling its route with this token.",
-			req: anyJSON{}, resp: anyJSON{}, status: 200, also: map[int]any{202: nil}, h: echo.WrapHandler(mcp.Handler(s.e, mcp.Options{Version: s.cfg.Version}))},
+			req: anyJSON{}, resp: anyJSON{}, status: 200, also: map[int]any{202: nil}, errs: []int{415}, h: echo.WrapHandler(mcp.Handler(s.e, mcp.Options{Version: s.cfg.Version}))},
 		{method: http.MethodGet, path: "/v1/whoami", minRole: auth.RoleAgent, summary: "The caller's token: org, agent, role and projects (never the secret).",
 			resp: whoamiResponse{}, status: 200, h: s.handleWhoami},
 		{method: http.MethodGet, path: "/openapi.json", minRole: auth.RoleAgent, summary: "This OpenAPI document.", resp: anyJSON{}, status: 200, h: s.handleOpenAPI},

@@ -2,6 +2,8 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -193,6 +195,47 @@ func TestToolsOverBothTransports(t *testing.T) {
 		res.Body.Close()
 		if res.StatusCode != http.StatusUnauthorized {
 			t.Errorf("token %q: %d, want 401", tok, res.StatusCode)
+		}
+	}
+}
+
+// Transport errors of POST /mcp (a wrong Accept, a body that is not
+// JSON-RPC, a GET) answer JSON: the API's error body or a JSON-RPC error,
+// never plain text.
+func TestTransportErrorsAreJSON(t *testing.T) {
+	srv, _, token := server(t)
+	tok := token("org_m", "agent")
+	for _, c := range []struct {
+		name, method, accept, ctype, body string
+	}{
+		{"wrong accept", "POST", "text/html", "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+		{"not json", "POST", "application/json, text/event-stream", "application/json", `hello`},
+		{"json, not json-rpc", "POST", "application/json, text/event-stream", "application/json", `{"hello": "world"}`},
+		{"wrong content type", "POST", "application/json, text/event-stream", "text/plain", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+		{"empty batch", "POST", "application/json, text/event-stream", "application/json", `[]`},
+	} {
+		req, err := http.NewRequest(c.method, srv.URL+"/mcp", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Accept", c.accept)
+		req.Header.Set("Content-Type", c.ctype)
+		res, err := srv.HTTP.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		var v struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if res.StatusCode < 400 && !strings.Contains(string(b), `"error"`) {
+			t.Errorf("%s: %d %s: not an error", c.name, res.StatusCode, b)
+			continue
+		}
+		if !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") || json.Unmarshal(b, &v) != nil || len(v.Error) == 0 {
+			t.Errorf("%s: %d %q %s: not a JSON error", c.name, res.StatusCode, res.Header.Get("Content-Type"), b)
 		}
 	}
 }
