@@ -119,6 +119,7 @@ func (c *Client) DeleteJSON(ctx context.Context, path string, in any) error {
 
 // Whoami is the caller's token as the server knows it.
 type Whoami struct {
+	ID         string   `json:"id"` // the token's public id
 	OrgID      string   `json:"orgId"`
 	AgentID    string   `json:"agentId"`
 	Role       string   `json:"role"`
@@ -130,6 +131,38 @@ func (c *Client) Whoami(ctx context.Context) (Whoami, error) {
 	var w Whoami
 	err := c.GetJSON(ctx, "/v1/whoami", &w)
 	return w, err
+}
+
+// TokenInfo is a token as GET /v1/admin/tokens lists it: its public id
+// and grant, never the secret.
+type TokenInfo struct {
+	ID         string     `json:"id"`
+	OrgID      string     `json:"orgId"`
+	AgentID    string     `json:"agentId"`
+	Role       string     `json:"role"`
+	ProjectIDs []string   `json:"projectIds"`
+	Origin     string     `json:"origin,omitempty"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	LastUsedAt *time.Time `json:"lastUsedAt"`
+}
+
+// Tokens lists the tokens the client's token may see (an operator's:
+// every org's, or org's when it is not ""; an org admin's: its org's).
+func (c *Client) Tokens(ctx context.Context, org string) ([]TokenInfo, error) {
+	var out struct {
+		Tokens []TokenInfo `json:"tokens"`
+	}
+	path := "/v1/admin/tokens"
+	if org != "" {
+		path += "?orgId=" + url.QueryEscape(org)
+	}
+	err := c.GetJSON(ctx, path, &out)
+	return out.Tokens, err
+}
+
+// RevokeToken revokes the token whose public id is id.
+func (c *Client) RevokeToken(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/admin/tokens/"+url.PathEscape(id), "", nil, nil)
 }
 
 // ProjectPath is the path of a project's routes.

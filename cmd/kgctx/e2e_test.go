@@ -137,6 +137,11 @@ func (s *server) waitListening(timeout time.Duration) error {
 		if a == "--admin-token" && i+1 < len(s.extra) {
 			s.admin = s.extra[i+1]
 		}
+		if a == "--admin-token-file" && i+1 < len(s.extra) {
+			if b, err := os.ReadFile(s.extra[i+1]); err == nil {
+				s.admin = strings.TrimSpace(string(b))
+			}
+		}
 	}
 	s.http = http.DefaultClient
 	if s.admin != "" {
