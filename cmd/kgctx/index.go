@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/kgctx/kgctx/api/client"
 	"github.com/kgctx/kgctx/compose/codeindex"
@@ -27,8 +28,23 @@ func indexCmd() *command {
 			"calls_via_interface, implements, embeds, uses_type, imports, tests. No LLM, no network:\n" +
 			"imports outside the module and the standard library are left unresolved.\n" +
 			"Incremental: a second run reads again only the packages whose files changed (by content,\n" +
-			"or by git with --since REV), deletes what vanished and keeps learnt weights. The run's\n" +
-			"state is kept in the user cache directory, per module, store and project; --full ignores it.",
+			"or by git with --since REV), deletes what vanished and keeps learnt weights. It deletes\n" +
+			"only nodes of the kinds it writes and edges of its relationships.\n" +
+			"\n" +
+			"DIR is untrusted input. Skipped, with a note on stderr: files and directories reached\n" +
+			"through symbolic links that leave DIR (counted, the first named; links that stay inside\n" +
+			"are followed for files, never for directories), .go files over 1 MiB (named, with their\n" +
+			"size) and .go names that are not regular files. An import cycle between the module's\n" +
+			"packages is an error, and nothing is written. SIGINT or SIGTERM stops the run at once;\n" +
+			"what was written stays, and the next run finishes it.\n" +
+			"\n" +
+			"The run's state (what it wrote, which a later run may delete) and a cache of imported\n" +
+			"packages' declarations are kept in --state-dir (default: the user cache directory,\n" +
+			"kgctx/index, made 0700), in files of mode 0600, one per module, store and project.\n" +
+			"A state is used only by a run for the same store (offline: the store's id; else the\n" +
+			"server's URL), org, project and module directory; one that does not match or decode is\n" +
+			"ignored, with a note, and the module indexed afresh. A state directory that another user\n" +
+			"owns or that group or others may write is refused. --full ignores the state.",
 		args:     "DIR",
 		required: []string{"org", "project"},
 		flags: func(fs *flag.FlagSet) body {
@@ -42,7 +58,7 @@ func indexCmd() *command {
 			full := fs.Bool("full", false, "read every package again, ignoring the previous run's state")
 			tests := fs.Bool("tests", true, "index the _test.go files: test functions and what they test (--tests=false leaves them out)")
 			modPath := fs.String("module", "", "import path of a tree without go.mod (go.mod's wins)")
-			stateDir := fs.String("state-dir", "", "where the run's state is kept (default: the user cache directory, kgctx/index)")
+			stateDir := fs.String("state-dir", "", "where the run's state is kept, files of mode 0600 (default: the user cache directory, kgctx/index, mode 0700); refused if another user owns it or group or others may write it")
 			return func(ctx context.Context, c *call) error {
 				if len(c.args) != 1 {
 					return c.usagef("name one module directory (DIR)")
@@ -60,14 +76,34 @@ func indexCmd() *command {
 				if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil && *modPath == "" {
 					return fmt.Errorf("%s is not a Go module: no go.mod there (give its import path with --module to read it anyway)", c.args[0])
 				}
+				// The state binds to the module's real directory: the
+				// indexer reads it with links resolved.
+				if dir, err = filepath.EvalSymlinks(dir); err != nil {
+					return err
+				}
+				tighten := false // only a directory of our naming is tightened
+				if *stateDir == "" {
+					cache, err := os.UserCacheDir()
+					if err != nil {
+						return fmt.Errorf("no cache directory for the index state (%v): give --state-dir", err)
+					}
+					*stateDir, tighten = filepath.Join(cache, "kgctx", "index"), true
+				}
+				if err := codeindex.PrepareStateDir(*stateDir, tighten); err != nil {
+					if errors.Is(err, codeindex.ErrUntrusted) {
+						return &cmdError{cmd: c.path, msg: strings.TrimPrefix(err.Error(), "codeindex: ") +
+							": whoever can write there could plant a state that names what to delete; give another --state-dir", err: err}
+					}
+					return fmt.Errorf("state directory: %w", err)
+				}
 				var sink codeindex.Sink
-				target := ""
+				bind := codeindex.Binding{Org: ten.Org, Project: ten.Project, Root: dir}
 				if *server != "" {
 					cl, err := client.New(*server, *token, nil)
 					if err != nil {
 						return c.usagef("--server/--token: %v", err)
 					}
-					sink, target = &serverSink{c: cl, t: ten}, *server
+					sink, bind.Store = &serverSink{c: cl, t: ten}, "server:"+*server
 				} else {
 					app, err := openData(ctx, *data, create, c.stderr)
 					if err != nil {
@@ -78,26 +114,27 @@ func indexCmd() *command {
 						return err
 					}
 					defer app.Close()
-					abs, _ := filepath.Abs(*data)
-					sink, target = &storeSink{app: app, t: ten}, abs
-				}
-				if *stateDir == "" {
-					cache, err := os.UserCacheDir()
+					id, err := app.Store.ID()
 					if err != nil {
-						return fmt.Errorf("no cache directory for the index state (%v): give --state-dir", err)
+						return fmt.Errorf("store id: %w", err)
 					}
-					*stateDir = filepath.Join(cache, "kgctx", "index")
+					sink, bind.Store = &storeSink{app: app, t: ten}, "store:"+id
 				}
-				key := sha256.Sum256([]byte(dir + "\x00" + target + "\x00" + ten.Org + "\x00" + ten.Project))
-				stateFile := filepath.Join(*stateDir, hex.EncodeToString(key[:12])+".state")
-				prev, err := codeindex.LoadState(stateFile)
+				key := sha256.Sum256([]byte(bind.Root + "\x00" + bind.Store + "\x00" + bind.Org + "\x00" + bind.Project))
+				name := hex.EncodeToString(key[:12])
+				stateFile := filepath.Join(*stateDir, name+".state")
+				warn := func(msg string) { fmt.Fprintf(c.stderr, "%s: %s\n", c.path, msg) }
+				prev, ignored, err := codeindex.LoadState(stateFile, bind)
 				if err != nil {
-					return err
+					return fmt.Errorf("index state: %w", err)
+				}
+				if ignored != "" {
+					warn(strings.TrimPrefix(ignored, "codeindex: ") + ": ignored, indexing afresh")
 				}
 				next, res, err := codeindex.Run(ctx, dir, prev, sink, codeindex.Options{Full: *full, Since: *since, ModulePath: *modPath, NoTests: !*tests,
-					TypeCache: filepath.Join(*stateDir, "types-"+hex.EncodeToString(key[:12]))})
+					TypeCache: filepath.Join(*stateDir, "types-"+name), Binding: bind, Warn: warn})
 				if err != nil {
-					return err
+					return indexFailed(ctx, c, err, res, *server != "")
 				}
 				if err := next.Save(stateFile); err != nil {
 					return fmt.Errorf("the index is written but its state is not (%v): the next run will read everything", err)
@@ -107,6 +144,29 @@ func indexCmd() *command {
 			}
 		},
 	}
+}
+
+// indexFailed turns the error of an index run into what the person sees.
+// The state is saved only after a run that finished, so after any failure
+// the previous state stays: the next run computes the same changes again
+// and finishes what this one began (imports merge; deletes of what is
+// gone succeed).
+func indexFailed(ctx context.Context, c *call, err error, res codeindex.Result, remote bool) error {
+	if ctx.Err() != nil {
+		msg := "interrupted before writing; nothing was written"
+		if res.WriteStarted {
+			msg = fmt.Sprintf("interrupted while writing: %d triplets written, %d triplets and %d nodes deleted", res.Imported, res.DeletedTriplets, res.DeletedNodes)
+			if remote {
+				msg += " (a request in flight may have been written too)"
+			}
+			msg += "; the state is not saved, so the next run makes the same changes again and finishes them"
+		}
+		return &cmdError{cmd: c.path, msg: msg, code: exitInterrupted, err: ctx.Err()}
+	}
+	if errors.Is(err, codeindex.ErrImportCycle) {
+		return &cmdError{cmd: c.path, msg: strings.TrimPrefix(err.Error(), "codeindex: ") + " (Go refuses it too); nothing was written", err: err}
+	}
+	return err
 }
 
 // storeSink writes an index into an open store (offline).
@@ -124,28 +184,19 @@ func (s *storeSink) DeleteTriplet(ctx context.Context, src, rel, dst string) err
 	return notFoundOK(s.app.Store.DeleteTriplet(ctx, s.t, src, rel, dst))
 }
 
-func (s *storeSink) DeleteNode(ctx context.Context, name string) error {
-	id, ok, err := s.nodeID(name)
-	if err != nil || !ok {
-		return err
-	}
+func (s *storeSink) DeleteNode(ctx context.Context, id string) error {
 	return notFoundOK(s.app.Store.DeleteNode(ctx, s.t, id))
 }
 
-func (s *storeSink) HasNode(_ context.Context, name string) (bool, error) {
-	_, ok, err := s.nodeID(name)
-	return ok, err
-}
-
-func (s *storeSink) nodeID(name string) (id string, ok bool, err error) {
+func (s *storeSink) Node(_ context.Context, name string) (n codeindex.NodeRef, ok bool, err error) {
 	err = s.app.Store.View(func(v *engine.View) error {
-		var n uint32
-		if n, ok = v.Lookup(s.t, name); ok {
-			id = v.NodeID(n)
+		var d uint32
+		if d, ok = v.Lookup(s.t, name); ok {
+			n = codeindex.NodeRef{ID: v.NodeID(d), Type: v.NodeType(d)}
 		}
 		return nil
 	})
-	return id, ok, err
+	return n, ok, err
 }
 
 func notFoundOK(err error) error {
@@ -172,17 +223,26 @@ func (s *serverSink) DeleteTriplet(ctx context.Context, src, rel, dst string) er
 	return apiNotFoundOK(err)
 }
 
-func (s *serverSink) DeleteNode(ctx context.Context, name string) error {
-	id, ok, err := s.nodeID(ctx, name)
-	if err != nil || !ok {
-		return err
-	}
+func (s *serverSink) DeleteNode(ctx context.Context, id string) error {
 	return apiNotFoundOK(s.c.DeleteJSON(ctx, client.ProjectPath(s.t.Org, s.t.Project)+"/nodes/"+url.PathEscape(id), nil))
 }
 
-func (s *serverSink) HasNode(ctx context.Context, name string) (bool, error) {
-	_, ok, err := s.nodeID(ctx, name)
-	return ok, err
+func (s *serverSink) Node(ctx context.Context, name string) (codeindex.NodeRef, bool, error) {
+	id, ok, err := s.nodeID(ctx, name)
+	if err != nil || !ok {
+		return codeindex.NodeRef{}, false, err
+	}
+	var n engine.Node
+	if err := s.c.GetJSON(ctx, client.ProjectPath(s.t.Org, s.t.Project)+"/nodes/"+url.PathEscape(id), &n); err != nil {
+		if apiNotFoundOK(err) == nil {
+			return codeindex.NodeRef{}, false, nil
+		}
+		return codeindex.NodeRef{}, false, err
+	}
+	if n.OrgID != s.t.Org || n.ProjectID != s.t.Project {
+		return codeindex.NodeRef{}, false, nil // an endpoint in another project: not ours
+	}
+	return codeindex.NodeRef{ID: n.ID, Type: n.Type}, true, nil
 }
 
 // nodeID finds a node's id through the triplet query: every node of an

@@ -38,4 +38,22 @@
 // interface updates the types of untouched packages. The state is trusted
 // only while the store still holds the module's package node (a cleared
 // graph is indexed afresh).
+//
+// Untrusted input: the module's files, the state and the type cache are
+// all read as input that may be hostile. Files behind symbolic links that
+// leave the module's root are not read, nor .go files over MaxFileSize or
+// that are not regular files (tree, files.go); import paths that are not
+// clean are not looked up; an import cycle is an error (ErrImportCycle)
+// before anything is written. A state is kept 0600 in a directory that
+// no other user may write (PrepareStateDir), is bound to the store,
+// tenant and module root it describes (Binding), and names what a run may
+// delete: a run deletes only nodes of the indexer's kinds and edges of
+// its relationships, whatever the state says. Every stage checks the
+// run's context; a run stopped while writing returns no state, so the
+// caller keeps the previous one and the next run finishes the work.
+//
+// Concurrency: Run, LoadState and PrepareStateDir may be called from
+// several goroutines, for different state files; two runs must not share
+// a state file or a type cache file. A run cancelled during a type check
+// returns without waiting for it; the abandoned check ends soon after.
 package codeindex

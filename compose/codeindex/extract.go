@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/types"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -152,9 +153,9 @@ func (x *extractor) file(f *srcFile, info *types.Info, pkg *types.Package) *file
 		return ff
 	}
 	for _, is := range f.AST.Imports {
-		p := strings.Trim(is.Path.Value, `"`)
-		if p == "C" || p == "unsafe" {
-			continue
+		p, err := strconv.Unquote(is.Path.Value)
+		if err != nil || p == "C" || p == "unsafe" || !validImportPath(p) {
+			continue // a malformed path names no package: no node
 		}
 		add(pkgID(x.ip), RelImports, pkgID(p))
 	}

@@ -1,14 +1,11 @@
 package codeindex
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -21,66 +18,34 @@ import (
 	"github.com/kgctx/kgctx/engine"
 )
 
-// Sink is where an index goes: the store offline, or a running server.
-// Deletes of what is already gone succeed.
+// Sink is where an index goes: the store offline, or a running server,
+// scoped to one org and project. Deletes of what is already gone succeed.
 type Sink interface {
 	// Import upserts triplets (a nil weight keeps a learnt weight).
 	Import(ctx context.Context, ts []engine.TripletInput) error
 	// DeleteTriplet deletes one edge; its nodes stay.
 	DeleteTriplet(ctx context.Context, source, relationship, target string) error
-	// DeleteNode deletes a node by name with its edges and index entries.
-	DeleteNode(ctx context.Context, name string) error
-	// HasNode says whether a node of that name exists: the index's state
-	// is trusted only while its module's node is in the store.
-	HasNode(ctx context.Context, name string) (bool, error)
+	// Node finds the project's node of that name (by identity): its id
+	// and type; ok is false when there is none. Run deletes a node only
+	// if it is of a kind the indexer writes, and trusts its state only
+	// while the store holds the module's package node.
+	Node(ctx context.Context, name string) (n NodeRef, ok bool, err error)
+	// DeleteNode deletes the node of that id (as Node gave it) with its
+	// edges and index entries.
+	DeleteNode(ctx context.Context, id string) error
 }
 
-// State is what the previous run left: per package its facts (files and
-// their hashes, nodes, edges, method sets), and the triplets it wrote.
-type State struct {
-	Version int                  `json:"version"`
-	Module  string               `json:"module"`
-	NoTests bool                 `json:"noTests,omitempty"`
-	Pkgs    map[string]*pkgFacts `json:"pkgs"` // by import path
-	// Written are the triplets in the store, as
-	// "source\x00rel\x00target\x00fingerprint" (fingerprint: of the
-	// endpoints' types, descriptions and aliases), sorted.
-	Written []string `json:"written"`
+// NodeRef is what Sink.Node tells of a node.
+type NodeRef struct {
+	ID   string
+	Type string
 }
 
-const stateVersion = 3
-
-// LoadState reads a state file; a missing file is an empty state.
-func LoadState(file string) (*State, error) {
-	b, err := os.ReadFile(file)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var s State
-	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&s); err != nil || s.Version != stateVersion {
-		return nil, nil // unreadable or old: index afresh
-	}
-	return &s, nil
-}
-
-// Save writes s to file atomically.
-func (s *State) Save(file string) error {
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(s); err != nil {
-		return err
-	}
-	tmp := file + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, file)
-}
+// kinds are the node types the indexer writes; relationships its edges.
+var (
+	kinds         = []string{KindPackage, KindFile, KindFunction, KindMethod, KindType, KindInterface}
+	relationships = []string{RelContains, RelDefines, RelHasMethod, RelCalls, RelCallsIface, RelImplements, RelEmbeds, RelUsesType, RelImports, RelTests}
+)
 
 // Options of a run.
 type Options struct {
@@ -91,7 +56,8 @@ type Options struct {
 	Since string
 	// TypeCache, when set, is a file that keeps the imported packages'
 	// declarations between runs (export data), so that a run after a
-	// small change type-checks only what it reads.
+	// small change type-checks only what it reads. It is written 0600;
+	// see PrepareStateDir for its directory.
 	TypeCache string
 	// NoTests leaves the _test.go files out: no test functions, no tests
 	// edges. The state records it: changing it reads everything again.
@@ -99,9 +65,19 @@ type Options struct {
 	// ModulePath is the import path of a tree without go.mod (a
 	// repository from before modules); go.mod's wins when there is one.
 	ModulePath string
+	// Binding is recorded in the state the run returns; a previous state
+	// of another binding is not used.
+	Binding Binding
+	// Warn, when set, hears what the run skips: each file over
+	// MaxFileSize or not regular, once; the files and directories behind
+	// symbolic links that leave the root, counted, once per run; the
+	// nodes and edges a previous state named that the run keeps since
+	// the indexer does not write their kinds.
+	Warn func(msg string)
 }
 
-// Result sums up a run.
+// Result sums up a run. After an error it counts what the run had
+// written when it stopped.
 type Result struct {
 	Module          string
 	Packages        int // packages in the module
@@ -114,6 +90,9 @@ type Result struct {
 	DeletedNodes    int
 	Elapsed         time.Duration
 	Full            bool // no usable previous state
+	// WriteStarted: the run had begun writing when it stopped (through a
+	// server, a request in flight may have been written).
+	WriteStarted bool
 }
 
 func (r Result) String() string {
@@ -128,27 +107,42 @@ func (r Result) String() string {
 
 // Run indexes the module in dir into sink, incrementally from prev (nil:
 // everything), and returns the new state to save.
+//
+// Nothing is written before the module is loaded, checked and extracted
+// in full: an import cycle between its packages (ErrImportCycle), an
+// unreadable file or a cancelled ctx stops the run with nothing written.
+// ctx is checked at every stage (listing, parsing, type checking,
+// extraction, each write); once it is done Run returns within moments
+// with its error (a type check in progress is given up, not waited for).
+// A run stopped while writing returns no state: the caller keeps the
+// previous one, so the next run computes the same difference again and
+// finishes the work (imports merge; deletes of what is gone succeed).
 func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*State, Result, error) {
 	start := time.Now()
-	m, err := readModule(dir, o.ModulePath)
+	warn := o.Warn
+	if warn == nil {
+		warn = func(string) {}
+	}
+	m, err := readModule(ctx, dir, o.ModulePath, warn)
 	if err != nil {
 		return nil, Result{}, err
 	}
+	defer m.tree.report()
 	res := Result{Module: m.Path, Packages: len(m.Pkgs)}
-	if prev != nil && (o.Full || prev.Module != m.Path || prev.NoTests != o.NoTests) {
+	if prev != nil && (o.Full || prev.Module != m.Path || prev.NoTests != o.NoTests || prev.Binding != o.Binding) {
 		prev = nil
 	}
 	if prev != nil {
-		ok, err := sink.HasNode(ctx, prev.rootName(m))
+		n, ok, err := sink.Node(ctx, prev.rootName(m))
 		if err != nil {
 			return nil, res, err
 		}
-		if !ok {
+		if !ok || n.Type != KindPackage {
 			prev = nil // the graph was cleared, or this is another store
 		}
 	}
 	res.Full = prev == nil
-	l := newLoader(m)
+	l := newLoader(ctx, m)
 	l.noTests = o.NoTests
 	if o.TypeCache != "" {
 		l.cache = openTypeCache(o.TypeCache)
@@ -157,7 +151,7 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 	if err != nil {
 		return nil, res, err
 	}
-	next := &State{Version: stateVersion, Module: m.Path, NoTests: o.NoTests, Pkgs: map[string]*pkgFacts{}}
+	next := &State{Version: stateVersion, Binding: o.Binding, Module: m.Path, NoTests: o.NoTests, Pkgs: map[string]*pkgFacts{}}
 	if prev != nil {
 		for p, f := range prev.Pkgs {
 			if slices.Contains(m.Pkgs, m.relDir(p)) {
@@ -173,11 +167,15 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 		delete(next.Pkgs, m.importPath(rel))
 	}
 	for _, p := range parsed {
-		if err := ctx.Err(); err != nil {
+		c, err := l.checkCtx(p)
+		if err != nil {
 			return nil, res, err
 		}
-		next.Pkgs[m.importPath(p.Rel)] = l.extract(l.check(p))
+		next.Pkgs[m.importPath(p.Rel)] = l.extract(c)
 		res.FilesRead += len(p.Files) + len(p.XTest)
+	}
+	if err := l.failed(); err != nil {
+		return nil, res, err
 	}
 	res.PackagesRead = len(parsed)
 	if err := l.cache.save(); err != nil {
@@ -222,9 +220,14 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 		}
 	}
 	// Vanished: nodes no triplet names any more go with their edges;
-	// vanished triplets between nodes that stay go alone.
+	// vanished triplets between nodes that stay go alone. Only what the
+	// indexer writes is deleted: a triplet of another relationship, or a
+	// node of another type (one a person imported, which a state could
+	// name), stays.
 	var goneNodes []string
 	var goneTriplets [][3]string
+	var keptTriplets int
+	var firstKept string
 	seenGone := map[string]bool{}
 	if prev != nil {
 		for _, w := range prev.Written {
@@ -233,6 +236,16 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 				continue
 			}
 			parts := strings.SplitN(k, "\x00", 3)
+			if len(parts) != 3 {
+				continue
+			}
+			if !slices.Contains(relationships, parts[1]) {
+				keptTriplets++
+				if firstKept == "" {
+					firstKept = parts[0] + " " + parts[1] + " " + parts[2]
+				}
+				continue
+			}
 			srcLive, dstLive := nodes[engine.NormalizeName(parts[0])], nodes[engine.NormalizeName(parts[2])]
 			for i, alive := range []bool{srcLive, dstLive} {
 				n := parts[2*i]
@@ -246,23 +259,67 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 			}
 		}
 	}
+	// begin is called before each write: it stops a cancelled run.
+	begin := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		res.WriteStarted = true
+		return nil
+	}
 	for _, g := range goneTriplets {
+		if err := begin(); err != nil {
+			return nil, res, err
+		}
 		if err := sink.DeleteTriplet(ctx, g[0], g[1], g[2]); err != nil {
 			return nil, res, fmt.Errorf("delete %s %s %s: %w", g[0], g[1], g[2], err)
 		}
+		res.DeletedTriplets++
 	}
-	for _, n := range goneNodes {
-		if err := sink.DeleteNode(ctx, n); err != nil {
-			return nil, res, fmt.Errorf("delete node %s: %w", n, err)
-		}
-	}
-	const batch = 20_000
-	for i := 0; i < len(send); i += batch {
-		if err := sink.Import(ctx, send[i:min(i+batch, len(send))]); err != nil {
+	var keptNodes int
+	for _, name := range goneNodes {
+		if err := ctx.Err(); err != nil {
 			return nil, res, err
 		}
+		n, ok, err := sink.Node(ctx, name)
+		if err != nil {
+			return nil, res, fmt.Errorf("look up node %s: %w", name, err)
+		}
+		if !ok {
+			continue
+		}
+		if !slices.Contains(kinds, n.Type) {
+			keptNodes++
+			if firstKept == "" {
+				firstKept = name
+			}
+			continue
+		}
+		if err := begin(); err != nil {
+			return nil, res, err
+		}
+		if err := sink.DeleteNode(ctx, n.ID); err != nil {
+			return nil, res, fmt.Errorf("delete node %s: %w", name, err)
+		}
+		res.DeletedNodes++
 	}
-	res.Imported, res.DeletedTriplets, res.DeletedNodes = len(send), len(goneTriplets), len(goneNodes)
+	if keptNodes+keptTriplets > 0 {
+		warn(fmt.Sprintf("kept %d nodes and %d triplets that the previous state named but that are not of the kinds the indexer writes (the first: %s)",
+			keptNodes, keptTriplets, firstKept))
+	}
+	// A batch is what an interruption waits for (the store's import
+	// takes no ctx): 5,000 triplets take a fraction of a second.
+	const batch = 5_000
+	for i := 0; i < len(send); i += batch {
+		if err := begin(); err != nil {
+			return nil, res, err
+		}
+		b := send[i:min(i+batch, len(send))]
+		if err := sink.Import(ctx, b); err != nil {
+			return nil, res, err
+		}
+		res.Imported += len(b)
+	}
 	res.Elapsed = time.Since(start)
 	return next, res, nil
 }
@@ -307,8 +364,11 @@ func changedPackages(ctx context.Context, m *module, prev *State, since string) 
 		return out, nil
 	}
 	for _, rel := range m.Pkgs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		pf := prev.Pkgs[m.importPath(rel)]
-		h, err := dirHash(filepath.Join(m.Root, filepath.FromSlash(rel)))
+		h, err := dirHash(m.tree, filepath.Join(m.Root, filepath.FromSlash(rel)))
 		if pf == nil || err != nil || h != pf.DirHash {
 			out = append(out, rel)
 		}
@@ -320,7 +380,10 @@ func changedPackages(ctx context.Context, m *module, prev *State, since string) 
 // since, in the work tree, and untracked.
 func gitChanged(ctx context.Context, root, rev string) ([]string, error) {
 	run := func(args ...string) ([]string, error) {
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", root}, args...)...)
+		// The repository is untrusted: its config must not make git run a
+		// program of its choosing (core.fsmonitor is run by status-like
+		// commands, diff among them).
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", root, "-c", "core.fsmonitor=false"}, args...)...)
 		out, err := cmd.Output()
 		if err != nil {
 			var ee *exec.ExitError
@@ -588,4 +651,6 @@ func (c *collector) Import(_ context.Context, ts []engine.TripletInput) error {
 }
 func (c *collector) DeleteTriplet(context.Context, string, string, string) error { return nil }
 func (c *collector) DeleteNode(context.Context, string) error                    { return nil }
-func (c *collector) HasNode(context.Context, string) (bool, error)               { return false, nil }
+func (c *collector) Node(context.Context, string) (NodeRef, bool, error) {
+	return NodeRef{}, false, nil
+}

@@ -31,17 +31,22 @@ func (s *storeSink) DeleteTriplet(ctx context.Context, a, r, b string) error {
 	return nil
 }
 
-func (s *storeSink) DeleteNode(ctx context.Context, name string) error {
-	id, ok := s.id(name)
-	if !ok {
-		return nil
+func (s *storeSink) DeleteNode(ctx context.Context, id string) error {
+	if err := s.st.DeleteNode(ctx, s.t, id); !errors.Is(err, engine.ErrNotFound) {
+		return err
 	}
-	return s.st.DeleteNode(ctx, s.t, id)
+	return nil
 }
 
-func (s *storeSink) HasNode(_ context.Context, name string) (bool, error) {
-	_, ok := s.id(name)
-	return ok, nil
+func (s *storeSink) Node(_ context.Context, name string) (n NodeRef, ok bool, err error) {
+	err = s.st.View(func(v *engine.View) error {
+		var d uint32
+		if d, ok = v.Lookup(s.t, name); ok {
+			n = NodeRef{ID: v.NodeID(d), Type: v.NodeType(d)}
+		}
+		return nil
+	})
+	return n, ok, err
 }
 
 func (s *storeSink) id(name string) (id string, ok bool) {

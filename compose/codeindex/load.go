@@ -3,6 +3,7 @@ package codeindex
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -30,28 +33,34 @@ type module struct {
 	// Pkgs are the module's package directories (module-relative, "." for
 	// the root), sorted.
 	Pkgs []string
+	tree *tree // reads the files under Root
 }
-
-// ErrNotModule: the directory has no go.mod.
-var ErrNotModule = fmt.Errorf("codeindex: not a Go module (no go.mod)")
 
 // readModule reads dir/go.mod and lists the package directories under it:
 // vendor, testdata, hidden and _-prefixed directories and nested modules
-// are not the module's. A tree without go.mod (from before modules) is
-// read with modulePath as its path when one is given.
-func readModule(dir, modulePath string) (*module, error) {
+// are not the module's, nor are directories reached through symbolic
+// links (see tree). A tree without go.mod (from before modules) is read
+// with modulePath as its path when one is given. warn hears what is
+// skipped.
+func readModule(ctx context.Context, dir, modulePath string, warn func(string)) (*module, error) {
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	// The root is named by the caller, so a link to it is followed; what
+	// is under it is then judged against its real path.
+	if root, err = filepath.EvalSymlinks(root); err != nil {
+		return nil, err
+	}
+	t := newTree(root, warn)
+	data, err := t.readFile(filepath.Join(root, "go.mod"))
 	if err != nil && !(os.IsNotExist(err) && modulePath != "") {
 		if os.IsNotExist(err) {
 			return nil, fmt.Errorf("%w: %s (name its import path to read it anyway)", ErrNotModule, dir)
 		}
 		return nil, err
 	}
-	m := &module{Root: root, Path: modulePath}
+	m := &module{Root: root, Path: modulePath, tree: t}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for m.Path == "" && sc.Scan() {
 		l := strings.TrimSpace(sc.Text())
@@ -63,9 +72,19 @@ func readModule(dir, modulePath string) (*module, error) {
 	if m.Path == "" {
 		return nil, fmt.Errorf("codeindex: %s/go.mod has no module line", dir)
 	}
+	if !validImportPath(m.Path) {
+		return nil, fmt.Errorf("codeindex: module path %q is not a clean import path", m.Path)
+	}
 	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			t.linkedDir(p)
+			return nil
 		}
 		if !d.IsDir() {
 			return nil
@@ -79,16 +98,13 @@ func readModule(dir, modulePath string) (*module, error) {
 				return filepath.SkipDir
 			}
 		}
-		ents, err := os.ReadDir(p)
+		files, err := t.listGo(p)
 		if err != nil {
 			return err
 		}
-		for _, e := range ents {
-			if !e.IsDir() && strings.HasSuffix(e.Name(), ".go") {
-				rel, _ := filepath.Rel(root, p)
-				m.Pkgs = append(m.Pkgs, filepath.ToSlash(rel))
-				break
-			}
+		if len(files) > 0 {
+			rel, _ := filepath.Rel(root, p)
+			m.Pkgs = append(m.Pkgs, filepath.ToSlash(rel))
 		}
 		return nil
 	})
@@ -102,6 +118,12 @@ func (m *module) importPath(rel string) string {
 		return m.Path
 	}
 	return m.Path + "/" + rel
+}
+
+// hasPkg says whether rel is one of the module's package directories.
+func (m *module) hasPkg(rel string) bool {
+	_, ok := slices.BinarySearch(m.Pkgs, rel)
+	return ok
 }
 
 // relDir is the module-relative directory of a module import path, or ""
@@ -145,18 +167,16 @@ type pkgFiles struct {
 	DirHash string // see pkgFacts.DirHash
 }
 
-// dirHash hashes the names and contents of every .go file in dir.
-func dirHash(dir string) (string, error) {
-	ents, err := os.ReadDir(dir)
+// dirHash hashes the names and contents of every .go file of dir that
+// the tree reads.
+func dirHash(t *tree, dir string) (string, error) {
+	files, err := t.listGo(dir)
 	if err != nil {
 		return "", err
 	}
 	h := sha256.New()
-	for _, e := range ents {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+	for _, e := range files {
+		b, err := t.readFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return "", err
 		}
@@ -172,10 +192,16 @@ func dirHash(dir string) (string, error) {
 // loader type-checks packages from source: the module's fully (with the
 // information extraction needs), the standard library with function
 // bodies ignored, anything else not at all (it stays unresolved).
+//
+// The module's files are read through its tree (links leaving the root,
+// large and irregular files skipped). A loader checks one package at a
+// time (check); parsing may run in parallel. Once ctx is done every
+// import fails at once, so a check in progress ends soon.
 type loader struct {
+	ctx     context.Context // the run's: types.Importer takes none
 	mod     *module
 	fset    *token.FileSet
-	ctx     *build.Context
+	build   *build.Context
 	noTests bool // leave _test.go files out
 
 	cache *typeCache // nil: none
@@ -183,6 +209,11 @@ type loader struct {
 	mu       sync.Mutex
 	deps     map[string]*depPkg   // import path -> its declarations-only check
 	resolved map[string]*resolved // import path as written -> where it is
+	// active are the module packages being checked as imports, the
+	// innermost last. Importing one of them again is an import cycle,
+	// which would otherwise wait for ever on its own depPkg.once.
+	active []string
+	cycle  error // the first cycle met (ErrImportCycle)
 }
 
 // resolved is where an import outside the module is, or why not.
@@ -198,8 +229,74 @@ type depPkg struct {
 	err  error
 }
 
-func newLoader(m *module) *loader {
-	return &loader{mod: m, fset: token.NewFileSet(), ctx: buildCtx(), deps: map[string]*depPkg{}, resolved: map[string]*resolved{}}
+func newLoader(ctx context.Context, m *module) *loader {
+	bc := buildCtx()
+	// go/build lists and opens the module's files through the tree;
+	// the standard library's as usual.
+	bc.ReadDir = func(dir string) ([]fs.FileInfo, error) {
+		if m.tree.within(dir) {
+			return m.tree.listGo(dir)
+		}
+		return readDirInfo(dir)
+	}
+	bc.OpenFile = func(p string) (io.ReadCloser, error) {
+		if m.tree.within(p) {
+			return m.tree.open(p)
+		}
+		return os.Open(p)
+	}
+	return &loader{ctx: ctx, mod: m, fset: token.NewFileSet(), build: bc, deps: map[string]*depPkg{}, resolved: map[string]*resolved{}}
+}
+
+// readSrc reads a source file: the module's through its tree.
+func (l *loader) readSrc(p string) ([]byte, error) {
+	if l.mod.tree.within(p) {
+		return l.mod.tree.readFile(p)
+	}
+	return os.ReadFile(p)
+}
+
+// enter marks the module package p as being checked as an import; it
+// fails with ErrImportCycle if it already is. leave undoes it.
+func (l *loader) enter(p string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i := slices.Index(l.active, p); i >= 0 {
+		cyc := slices.Clone(l.active[i:])
+		// Start at the smallest path, so that a cycle reads the same
+		// whichever package the run met first.
+		low := 0
+		for j, q := range cyc {
+			if q < cyc[low] {
+				low = j
+			}
+		}
+		cyc = append(cyc[low:], cyc[:low]...)
+		cyc = append(cyc, cyc[0])
+		err := fmt.Errorf("%w: %s", ErrImportCycle, strings.Join(cyc, " -> "))
+		if l.cycle == nil {
+			l.cycle = err
+		}
+		return err
+	}
+	l.active = append(l.active, p)
+	return nil
+}
+
+func (l *loader) leave() {
+	l.mu.Lock()
+	l.active = l.active[:len(l.active)-1]
+	l.mu.Unlock()
+}
+
+// failed is why the run must stop: ctx done, or an import cycle met.
+func (l *loader) failed() error {
+	if err := l.ctx.Err(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cycle
 }
 
 // Import implements types.Importer.
@@ -210,16 +307,29 @@ func (l *loader) Import(p string) (*types.Package, error) { return l.ImportFrom(
 // from the type cache when their sources have not changed; other packages
 // are not found (their uses stay unresolved).
 func (l *loader) ImportFrom(p, dir string, _ types.ImportMode) (*types.Package, error) {
+	if err := l.ctx.Err(); err != nil {
+		return nil, err
+	}
 	if p == "unsafe" {
 		return types.Unsafe, nil
 	}
 	if p == "C" {
 		return nil, fmt.Errorf("cgo is not read")
 	}
+	if !validImportPath(p) {
+		return nil, fmt.Errorf("%q is not a clean import path: left unresolved", p)
+	}
 	key := p
 	var files []string
 	var srcDir string
 	if rel := l.mod.relDir(p); rel != "" {
+		if !l.mod.hasPkg(rel) {
+			return nil, fmt.Errorf("%s: no such package in the module: left unresolved", p)
+		}
+		if err := l.enter(p); err != nil {
+			return nil, err
+		}
+		defer l.leave()
 		srcDir = filepath.Join(l.mod.Root, filepath.FromSlash(rel))
 	} else {
 		if pkg := l.cache.stdlib(l, p); pkg != nil {
@@ -240,7 +350,7 @@ func (l *loader) ImportFrom(p, dir string, _ types.ImportMode) (*types.Package, 
 	l.mu.Unlock()
 	d.once.Do(func() {
 		if files == nil {
-			bp, err := l.ctx.ImportDir(srcDir, 0)
+			bp, err := l.build.ImportDir(srcDir, 0)
 			if err != nil {
 				d.err = err
 				return
@@ -254,7 +364,12 @@ func (l *loader) ImportFrom(p, dir string, _ types.ImportMode) (*types.Package, 
 		}
 		var asts []*ast.File
 		for _, f := range files {
-			a, err := parser.ParseFile(l.fset, filepath.Join(srcDir, f), nil, parser.SkipObjectResolution)
+			full := filepath.Join(srcDir, f)
+			src, err := l.readSrc(full)
+			if err != nil {
+				continue
+			}
+			a, err := parser.ParseFile(l.fset, full, src, parser.SkipObjectResolution)
 			if err != nil && a == nil {
 				continue
 			}
@@ -275,7 +390,7 @@ func (l *loader) ImportFrom(p, dir string, _ types.ImportMode) (*types.Package, 
 // matters only for the standard library's own vendored packages).
 func (l *loader) resolve(p, dir string) *resolved {
 	ck := p
-	if strings.HasPrefix(dir, l.ctx.GOROOT) {
+	if strings.HasPrefix(dir, l.build.GOROOT) {
 		ck = p + "\x00goroot"
 	}
 	l.mu.Lock()
@@ -290,7 +405,7 @@ func (l *loader) resolve(p, dir string) *resolved {
 	// The standard library, found by hand: go/build's Import would run
 	// `go list` for every path it does not find (a process each).
 	r = &resolved{err: fmt.Errorf("%s: not the module's nor the standard library's: left unresolved", p)}
-	src := filepath.Join(l.ctx.GOROOT, "src")
+	src := filepath.Join(l.build.GOROOT, "src")
 	cands := []string{p}
 	if strings.HasPrefix(dir, src+string(filepath.Separator)) {
 		cands = []string{"vendor/" + p, p} // the standard library's own vendored packages
@@ -300,7 +415,7 @@ func (l *loader) resolve(p, dir string) *resolved {
 		if strings.Contains(first, ".") {
 			continue // a domain: not the standard library
 		}
-		bp, err := l.ctx.ImportDir(filepath.Join(src, filepath.FromSlash(c)), 0)
+		bp, err := l.build.ImportDir(filepath.Join(src, filepath.FromSlash(c)), 0)
 		if err == nil {
 			r = &resolved{key: c, dir: bp.Dir, files: bp.GoFiles}
 			break
@@ -323,13 +438,17 @@ func stripBodies(f *ast.File) {
 }
 
 // parsePackages parses the files of the module packages rels, in
-// parallel. Files excluded by build constraints are left out.
+// parallel. Files excluded by build constraints are left out. It stops
+// early when the run's ctx is done.
 func (l *loader) parsePackages(rels []string) ([]*pkgFiles, error) {
 	out := make([]*pkgFiles, len(rels))
 	errs := make([]error, len(rels))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, rel := range rels {
+		if l.ctx.Err() != nil {
+			break
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -338,6 +457,9 @@ func (l *loader) parsePackages(rels []string) ([]*pkgFiles, error) {
 		}()
 	}
 	wg.Wait()
+	if err := l.ctx.Err(); err != nil {
+		return nil, err
+	}
 	var kept []*pkgFiles
 	for i, p := range out {
 		if errs[i] != nil {
@@ -352,7 +474,7 @@ func (l *loader) parsePackages(rels []string) ([]*pkgFiles, error) {
 
 func (l *loader) parsePackage(rel string) (*pkgFiles, error) {
 	dir := filepath.Join(l.mod.Root, filepath.FromSlash(rel))
-	bp, err := l.ctx.ImportDir(dir, 0)
+	bp, err := l.build.ImportDir(dir, 0)
 	if err != nil {
 		if _, ok := err.(*build.NoGoError); ok {
 			return nil, nil
@@ -362,14 +484,17 @@ func (l *loader) parsePackage(rel string) (*pkgFiles, error) {
 		}
 	}
 	p := &pkgFiles{Rel: rel, Name: bp.Name}
-	if p.DirHash, err = dirHash(dir); err != nil {
+	if p.DirHash, err = dirHash(l.mod.tree, dir); err != nil {
 		return nil, err
 	}
 	read := func(names []string, test bool) ([]*srcFile, error) {
 		var fs []*srcFile
 		for _, n := range names {
+			if err := l.ctx.Err(); err != nil {
+				return nil, err
+			}
 			full := filepath.Join(dir, n)
-			src, err := os.ReadFile(full)
+			src, err := l.mod.tree.readFile(full)
 			if err != nil {
 				return nil, err
 			}
@@ -476,6 +601,21 @@ type checked struct {
 func newInfo() *types.Info {
 	return &types.Info{Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{},
 		Selections: map[*ast.SelectorExpr]*types.Selection{}, Types: map[ast.Expr]types.TypeAndValue{}}
+}
+
+// checkCtx is check, given up when the run's ctx is done: go/types takes
+// no context, and a package built to be slow to check (or merely large)
+// must not keep an interrupted run waiting. The check given up ends on
+// its own, soon (every import now fails), and its result is dropped.
+func (l *loader) checkCtx(p *pkgFiles) (*checked, error) {
+	done := make(chan *checked, 1)
+	go func() { done <- l.check(p) }()
+	select {
+	case c := <-done:
+		return c, l.failed()
+	case <-l.ctx.Done():
+		return nil, l.ctx.Err()
+	}
 }
 
 // check type-checks p fully (bodies included) with its in-package test

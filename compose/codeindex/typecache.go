@@ -6,6 +6,8 @@ import (
 	"encoding/gob"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"go/token"
 	"go/types"
 	"os"
 	"path/filepath"
@@ -39,12 +41,12 @@ type cacheEntry struct {
 
 const cacheMagic = "kgctx-codeindex-types-1"
 
-// openTypeCache reads file; a missing or unreadable file is an empty
-// cache.
+// openTypeCache reads file; a missing or unreadable file (or one that
+// readPrivate refuses) is an empty cache.
 func openTypeCache(file string) *typeCache {
 	c := &typeCache{file: file, entries: map[string]cacheEntry{}, fresh: map[string]cacheEntry{},
 		imports: map[string]*types.Package{}, loading: map[string]bool{}}
-	b, err := os.ReadFile(file)
+	b, err := readPrivate(file)
 	if err != nil {
 		return c
 	}
@@ -79,8 +81,8 @@ func (c *typeCache) stdlib(l *loader, path string) *types.Package {
 
 func (c *typeCache) gorootVersion(l *loader) string {
 	if c.goroot == "" {
-		v, _ := os.ReadFile(filepath.Join(l.ctx.GOROOT, "VERSION"))
-		c.goroot = "goroot:" + l.ctx.GOROOT + ":" + string(bytes.TrimSpace(v))
+		v, _ := os.ReadFile(filepath.Join(l.build.GOROOT, "VERSION"))
+		c.goroot = "goroot:" + l.build.GOROOT + ":" + string(bytes.TrimSpace(v))
 	}
 	return c.goroot
 }
@@ -91,12 +93,12 @@ func (c *typeCache) version(l *loader, dir string, files []string) string {
 	if c == nil {
 		return ""
 	}
-	if strings.HasPrefix(dir, filepath.Join(l.ctx.GOROOT, "src")+string(filepath.Separator)) {
+	if strings.HasPrefix(dir, filepath.Join(l.build.GOROOT, "src")+string(filepath.Separator)) {
 		return c.gorootVersion(l)
 	}
 	h := sha256.New()
 	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(dir, f))
+		b, err := l.readSrc(filepath.Join(dir, f))
 		if err != nil {
 			return ""
 		}
@@ -128,7 +130,7 @@ func (c *typeCache) load(l *loader, path, version string) *types.Package {
 		c.fresh[path] = e
 		return p
 	}
-	pkg, err := gcexportdata.Read(bytes.NewReader(e.Data), l.fset, c.imports, path)
+	pkg, err := readExportData(e.Data, l.fset, c.imports, path)
 	if err != nil {
 		return nil
 	}
@@ -170,12 +172,16 @@ func (c *typeCache) save() error {
 	if err := errors.Join(enc.Encode(cacheMagic), enc.Encode(c.entries)); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(c.file), 0o755); err != nil {
-		return err
-	}
-	tmp := c.file + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, c.file)
+	return writePrivate(c.file, buf.Bytes())
+}
+
+// readExportData is gcexportdata.Read, a panic on malformed data (the
+// cache file is input like any other) turned into an error.
+func readExportData(data []byte, fset *token.FileSet, imports map[string]*types.Package, path string) (pkg *types.Package, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pkg, err = nil, fmt.Errorf("export data of %s: %v", path, r)
+		}
+	}()
+	return gcexportdata.Read(bytes.NewReader(data), fset, imports, path)
 }
