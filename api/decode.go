@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -85,46 +84,5 @@ func fieldError(format string, a ...any) *Error {
 }
 
 // suggestField returns the JSON field of v's type (at any depth) nearest
-// to name: one it starts, or one within two edits; "" when none is close.
-func suggestField(name string, v any) string {
-	var names []string
-	seen := map[reflect.Type]bool{}
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
-			t = t.Elem()
-		}
-		if t.Kind() != reflect.Struct || seen[t] {
-			return
-		}
-		seen[t] = true
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			switch tag {
-			case "-":
-				continue
-			case "":
-				tag = f.Name
-			}
-			names = append(names, tag)
-			walk(f.Type)
-		}
-	}
-	walk(reflect.TypeOf(v))
-	best, bestD := "", 3
-	lower := strings.ToLower(name)
-	for _, n := range names {
-		ln := strings.ToLower(n)
-		if len(lower) >= 3 && strings.HasPrefix(ln, lower) {
-			return n
-		}
-		if d := suggest.Distance(lower, ln); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
+// to name (suggest.Field).
+func suggestField(name string, v any) string { return suggest.Field(name, v) }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -95,11 +97,11 @@ func toError(err error) *Error {
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_triplets", Message: ve.Error(), Lines: ve.Lines}
 	}
 	if errors.Is(err, service.ErrUnavailable) {
-		return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: err.Error(), RetryAfter: 1}
+		return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: Message(err), RetryAfter: 1}
 	}
 	for _, row := range statusTable {
 		if errors.Is(err, row.err) {
-			return &Error{Status: row.status, Code: row.code, Message: err.Error()}
+			return &Error{Status: row.status, Code: row.code, Message: Message(err)}
 		}
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"}
@@ -141,11 +143,11 @@ func embedderError(err error) *Error {
 	switch {
 	case transient:
 		return &Error{Status: http.StatusServiceUnavailable, Code: "embedder_unavailable", RetryAfter: embedderRetryAfter,
-			Message: "the embedding server cannot be reached or is failing; nothing was written, retry later: " + err.Error()}
+			Message: "the embedding server cannot be reached or is failing; nothing was written, retry later: " + Message(err)}
 	case errors.Is(err, embed.ErrHTTPStatus), errors.Is(err, embed.ErrMalformedResponse), errors.Is(err, embed.ErrCountMismatch),
 		errors.Is(err, embed.ErrDimensionMismatch):
 		return &Error{Status: http.StatusServiceUnavailable, Code: "embedder_error",
-			Message: "the embedding server answered unusably (check --embed-url, --embed-model, --embed-dim); nothing was written: " + err.Error()}
+			Message: "the embedding server answered unusably (check --embed-url, --embed-model, --embed-dim); nothing was written: " + Message(err)}
 	}
 	return nil
 }
@@ -163,4 +165,30 @@ func isTimeout(err error) bool {
 // would otherwise hold it open).
 func unreadBody(r *http.Request) bool {
 	return r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody && !bodyDone(r)
+}
+
+// pkgPrefix matches a Go package's prefix on an error ("engine: ",
+// "tripletio: "), at the start of the text or of a wrapped part.
+var pkgPrefix = regexp.MustCompile(`(^|: )(engine|compose|tripletio|auth|policy|cluster|index|service|embed|hnsw|text|fuse|traverse|configstore|delivery|sessionlog|codeindex|client|mcp|api): `)
+
+// sentinelPrefix matches the text of a sentinel error that the API's code
+// already says ("invalid input: ", "conflict: "), at the start of the
+// text or of a wrapped part.
+var sentinelPrefix = regexp.MustCompile(`(^|: )(invalid input|invalid request|conflict|forbidden|batch too large): `)
+
+// Message is err's text for a person: without the Go package prefixes
+// and sentinel phrases that wrapping adds ("engine: invalid input:
+// observationIds: ..." is "observationIds: ..."; "engine: not found: node
+// x" is "node x not found"). The CLI prints errors through it too.
+func Message(err error) string {
+	if err == nil {
+		return ""
+	}
+	m := pkgPrefix.ReplaceAllString(err.Error(), "$1")
+	m = pkgPrefix.ReplaceAllString(m, "$1") // "engine: engine: " nests
+	m = sentinelPrefix.ReplaceAllString(m, "$1")
+	if rest, ok := strings.CutPrefix(m, "not found: "); ok {
+		m = rest + " not found"
+	}
+	return m
 }

@@ -191,6 +191,21 @@ func TestRequiredFlagsNamed(t *testing.T) {
 	if _, errOut, code := runCLI(t, "graph", "status", "--org", "o", "--data", "fresh"); code != exitUsage || !strings.HasPrefix(errOut, "kgctx graph status: --org and --project go together\n") {
 		t.Errorf("status with --org alone: %d %q", code, errOut)
 	}
+	// serve's mistakes are refused before anything is created.
+	t.Setenv("KGCTX_ADMIN_TOKEN", "")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--data", "fresh", "--addr", "7070"}, "needs a host and a colon"},
+		{[]string{"serve", "--data", "fresh", "--addr", "127.0.0.1:http"}, "not a number"},
+		{[]string{"serve", "--data", "fresh", "--admin-token", "short"}, "at least 32"},
+		{[]string{"serve", "--data", "fresh", "--admin-token-file", "nowhere.secret"}, "--admin-token-file"},
+	} {
+		if _, errOut, code := runCLI(t, c.args...); code != exitUsage || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "engine:") {
+			t.Errorf("%v: %d %q", c.args, code, errOut)
+		}
+	}
 	if entries, _ := os.ReadDir("."); len(entries) != 0 {
 		t.Fatalf("usage errors created %v", entries)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/kgctx/kgctx/api"
 	"io"
 	"os"
 	"sync"
@@ -138,7 +139,7 @@ func importFailed(ctx context.Context, c *call, err error, res engine.ImportResu
 			// "FILE: line N: ...": a record of the input could not be read
 			// or is invalid; the whole input is checked before anything
 			// is written.
-			return &cmdError{cmd: c.path, msg: err.Error() + " (nothing was written)", err: err}
+			return &cmdError{cmd: c.path, msg: api.Message(err) + " (nothing was written)", err: err}
 		}
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kgctx/kgctx/api"
 	"io"
 	"log/slog"
 	"os"
@@ -94,7 +95,7 @@ func report(err error, stderr io.Writer) int {
 		}
 		return 1
 	}
-	fmt.Fprintln(stderr, "kgctx:", err)
+	fmt.Fprintln(stderr, "kgctx:", api.Message(err))
 	return 1
 }
 

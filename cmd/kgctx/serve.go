@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,6 +81,14 @@ func serveCmd() *command {
 				}{{"read-header-timeout", *readHeader}, {"read-timeout", *readTimeout}, {"idle-timeout", *idleTimeout}} {
 					if d.v <= 0 {
 						return c.usagef("--%s must be positive", d.name)
+					}
+				}
+				for _, a := range []struct{ flag, v string }{{"addr", *addr}, {"metrics-addr", *metricsAddr}} {
+					if a.v == "" && a.flag == "metrics-addr" {
+						continue
+					}
+					if err := checkAddr(a.v); err != nil {
+						return c.usagef("--%s %q: %v", a.flag, a.v, err)
 					}
 				}
 				admin, err := adminSecret(*adminToken, *adminTokenFile, c.stderr)
@@ -187,6 +196,21 @@ func serve(ctx context.Context, c *call, cfg service.Config, addr, adminToken, m
 		log.Warn("shutdown", "err", err)
 	}
 	return <-errc
+}
+
+// checkAddr checks a listen address: HOST:PORT or :PORT.
+func checkAddr(addr string) error {
+	if !strings.Contains(addr, ":") {
+		return fmt.Errorf("an address needs a host and a colon before the port (127.0.0.1:%s), or at least the colon (:%s)", addr, addr)
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("want HOST:PORT, e.g. 127.0.0.1:7070")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	return nil
 }
 
 // adminSecret is the operator token serve was given: --admin-token-file,

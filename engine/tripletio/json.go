@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/internal/suggest"
 )
 
 // nextJSONL decodes the next non-blank line as one object.
@@ -241,7 +243,13 @@ func jsonError(err error) error {
 		}
 		return detail(ErrInvalidRecord, fmt.Sprintf("field %q: expected %s, got %s", te.Field, goTypeKind(te.Type), jsonValueKind(te.Value)))
 	case strings.HasPrefix(msg, "json: unknown field "):
-		return detail(ErrUnknownField, strings.TrimPrefix(msg, "json: "))
+		m := strings.TrimPrefix(msg, "json: ")
+		if name, err := strconv.Unquote(strings.TrimPrefix(msg, "json: unknown field ")); err == nil {
+			if s := suggest.Field(name, engine.TripletInput{}); s != "" {
+				m += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+		}
+		return detail(ErrUnknownField, m)
 	}
 	return detail(ErrInvalidRecord, "invalid value: "+strings.TrimPrefix(msg, "json: "))
 }

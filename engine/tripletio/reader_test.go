@@ -401,7 +401,7 @@ func TestReader_UnknownField(t *testing.T) {
 			t.Fatalf("%v: errs %v triplets %v", f, res.errs, res.triplets)
 		}
 		e := res.errs[0]
-		if !errors.Is(e, ErrUnknownField) || e.Error() != `line 1: unknown field "wieght"` {
+		if !errors.Is(e, ErrUnknownField) || e.Error() != `line 1: unknown field "wieght" (did you mean "weight"?)` {
 			t.Errorf("%v: %q", f, e)
 		}
 	}
