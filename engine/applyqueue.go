@@ -75,6 +75,20 @@ func (s *Store) notify(cs *ChangeSet) {
 // waitApplied blocks until every indexer has seen sequence seq (or the
 // store closes, or ctx ends).
 func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
+	return s.waitQueue(ctx, func(q *applyQueue) bool { return q.applied >= seq })
+}
+
+// waitBacklog blocks until at most n committed change sets wait for the
+// indexers (or the store closes, or ctx ends). A bulk import calls it
+// before each chunk: a write queues behind every change set before its
+// own, so an import that ran ahead of the indexers would make every other
+// writer wait for the indexing of all it wrote.
+func (s *Store) waitBacklog(ctx context.Context, n uint64) error {
+	return s.waitQueue(ctx, func(q *applyQueue) bool { return q.queued-q.applied <= n })
+}
+
+// waitQueue blocks until done, called with q.mu held, holds.
+func (s *Store) waitQueue(ctx context.Context, done func(q *applyQueue) bool) error {
 	q := s.aq
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() {
@@ -86,7 +100,7 @@ func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.applied < seq && !q.closed {
+	for !done(q) && !q.closed {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -41,12 +41,53 @@
 //
 // # Concurrency
 //
-// A Store is safe for concurrent use. Writers are serialised; each commits
-// to Badger, then applies the batch to memory under a short exclusive lock,
-// then hands the change set to the attached Indexers (still serialised, in
-// sequence order). Readers use View, which holds a shared lock: they see a
+// A Store is safe for concurrent use. Writers are serialised by the writer
+// lock, first come first served (locks.go); each commits to Badger, then
+// applies the batch to memory under a short exclusive lock, then queues
+// the change set for the attached Indexers (applied in sequence order on
+// one goroutine). Readers use View, which holds a shared lock: they see a
 // consistent snapshot made of whole batches, and wait at most for one
 // batch's in-memory apply.
+//
+// Imports (bulk.go) commit in chunks of at most 8,192 triplets, cut early
+// once 2,048 nodes need indexing. A chunk takes the writer lock twice: to
+// resolve its names and take its ids, then to commit; in between, without
+// the lock, it reads the stored descriptions it needs and embeds its new
+// nodes (an HTTP embedder may take seconds). It commits only if no batch
+// changed its projects' nodes or edges in between (per-project
+// generations); otherwise it is staged again and committed in one hold.
+// Other writers get the lock between any two holds, so a one-triplet write
+// of another org waits for one hold of an import, not for the import; and
+// since a bulk import waits before each chunk until the indexers are at
+// most one change set behind, the write then waits for the indexing of at
+// most two of its chunks (it returns once searches see it).
+//
+// An import of more than 1,024 triplets (bulk) is all or nothing across
+// its chunks. Between chunks it checks ctx and whether the store is
+// closing; when it fails there or in a chunk (ctx done, an embedder error,
+// Close), it undoes its committed chunks before it returns: the nodes and
+// edges it created are deleted, the others get back their fields,
+// descriptions, vectors and provenance from before it, and the tenants
+// and relationships it created go when nothing came after them. Readers
+// see its chunks while it runs, never after it failed. For the undo to be
+// exact, a bulk import holds the projects it writes (its own and those its
+// triplets name) exclusively from its first chunk to its last: another
+// import into one of them waits for it, or fails with its own ctx having
+// written nothing. A single-chunk import holds its projects shared, so
+// small imports do not wait for each other. Other writes do not wait, and
+// the undo keeps them: a node or edge deleted meanwhile stays deleted, a
+// weight moved meanwhile (feedback) keeps its move. Close waits for the
+// running bulk imports, which stop at their next chunk and undo.
+//
+// Chunking changes neither an import's result nor its records or ids: the
+// chunks share the import's state (the nodes it created, those it counted
+// as updated, those it gave their own vector), and a chunk staged again
+// draws the same ids from ImportOptions.IDs, so replicas agree. What an
+// undo leaves: the dense ids it took (ids are never reused), and in the
+// vector index the import's vector of an existing node that had none
+// before. A Badger error inside a chunk's commit, or a crash during an
+// import, leaves what Badger wrote, as a crash during one large batch
+// always did.
 //
 // # Memory ownership
 //

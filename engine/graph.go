@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -40,6 +41,9 @@ type graph struct {
 	projNodes   []*roaring.Bitmap // by tenant id: live node ids
 	projEdges   []*roaring.Bitmap // by tenant id: live edge ids (an edge belongs to the project it was imported into)
 	orgNodes    map[string]*roaring.Bitmap
+	// gens counts, by tenant id, the batches that changed the tenant's
+	// nodes or edges (see batch.deps).
+	gens []uint64
 
 	deletedNodes *roaring.Bitmap // ids below len(nodes) that are not live
 	deletedEdges *roaring.Bitmap
@@ -121,6 +125,7 @@ func (g *graph) ensureTenant(id uint32, t Tenant) {
 		g.projNodes = append(g.projNodes, roaring.New())
 		g.projEdges = append(g.projEdges, roaring.New())
 		g.projObs = append(g.projObs, roaring.New())
+		g.gens = append(g.gens, 0)
 	}
 	g.tenants[id] = t
 	if _, ok := g.tenantIndex[t]; !ok {
@@ -140,6 +145,37 @@ func (g *graph) ensureRel(id uint32, name string) {
 	}
 	g.rels[id] = name
 	g.relIndex[name] = id
+}
+
+// dropTenant forgets tenant id, the last one, which holds nothing: an
+// undone import created it.
+func (g *graph) dropTenant(id uint32) {
+	if int(id) != len(g.tenants)-1 || !g.projNodes[id].IsEmpty() || !g.projEdges[id].IsEmpty() || !g.projObs[id].IsEmpty() {
+		panic("BUG: engine: dropTenant of a tenant in use or not the last")
+	}
+	t := g.tenants[id]
+	g.tenants, g.projNodes, g.projEdges, g.projObs, g.gens = g.tenants[:id], g.projNodes[:id], g.projEdges[:id], g.projObs[:id], g.gens[:id]
+	delete(g.tenantIndex, t)
+	ot := slices.DeleteFunc(g.orgTenants[t.Org], func(x uint32) bool { return x == id })
+	if len(ot) > 0 {
+		g.orgTenants[t.Org] = ot
+		return
+	}
+	delete(g.orgTenants, t.Org)
+	if g.orgNodes[t.Org].IsEmpty() && g.orgObs[t.Org].IsEmpty() {
+		delete(g.orgNodes, t.Org)
+		delete(g.orgObs, t.Org)
+	}
+}
+
+// dropRel forgets relationship id, the last one, which no edge has: an
+// undone import created it.
+func (g *graph) dropRel(id uint32) {
+	if int(id) != len(g.rels)-1 || !g.relEdges[id].IsEmpty() {
+		panic("BUG: engine: dropRel of a relationship in use or not the last")
+	}
+	delete(g.relIndex, g.rels[id])
+	g.rels, g.relEdges = g.rels[:id], g.relEdges[:id]
 }
 
 // growNodes makes room for dense ids below n; new slots are deleted until set.

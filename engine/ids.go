@@ -56,3 +56,24 @@ func (s *IDSource) ID(kind string) string {
 	s.read(b[:])
 	return kind + "_" + idEncoding.EncodeToString(b[:])
 }
+
+// mark and reset let an import draw the same ids again when it stages a
+// chunk a second time (a concurrent write changed what it had staged), so
+// that its ids do not depend on other writers.
+func (s *IDSource) mark() uint64 {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+func (s *IDSource) reset(n uint64) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.n = n
+	s.mu.Unlock()
+}

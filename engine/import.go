@@ -49,9 +49,13 @@ type ImportResult struct {
 
 // Import validates and writes a batch of triplets into tenant t. It is all
 // or nothing: a *ValidationError (wrapping ErrInvalidInput) or ErrForbidden
-// means nothing was written. Validation trims in's strings in place.
-// Re-importing the same triplets creates nothing: nodes are identified by
-// normalised name per project, edges by (source, relationship, target).
+// means nothing was written, and so does any other error (ctx's included):
+// a large import commits in chunks and, when it fails after some, undoes
+// them before it returns (see "Concurrency" in doc.go). Validation trims
+// in's strings in place. Re-importing the same triplets creates nothing:
+// nodes are identified by normalised name per project, edges by (source,
+// relationship, target). The result is the same however the import is
+// chunked.
 func (s *Store) Import(ctx context.Context, t Tenant, in []TripletInput, o ImportOptions) (ImportResult, error) {
 	var res ImportResult
 	if err := s.checkOpen(); err != nil {
@@ -104,41 +108,19 @@ func (s *Store) Import(ctx context.Context, t Tenant, in []TripletInput, o Impor
 	if now.IsZero() {
 		now = time.Now()
 	}
-
-	var b *batch
-	cs, err := s.write(ctx, func(bb *batch) error {
-		bb.ids = o.IDs
-		b = bb
-		home := b.tenant(t)
-		for i := range in {
-			tr := &in[i]
-			srcT, dstT := home, home
-			if tr.SourceProjectID != "" {
-				srcT = b.tenant(Tenant{Org: t.Org, Project: tr.SourceProjectID})
-			}
-			if tr.TargetOrgID != "" || tr.TargetProjectID != "" {
-				dstT = b.tenant(Tenant{Org: cmpOr(tr.TargetOrgID, t.Org), Project: cmpOr(tr.TargetProjectID, t.Project)})
-			}
-			src := b.node(srcT, tr.Source, tr.SourceType, tr.SourceDescription, tr.SourceVector, tr.SourceAliases)
-			dst := b.node(dstT, tr.Target, tr.TargetType, tr.TargetDescription, tr.TargetVector, tr.TargetAliases)
-			src.setWeight(b, tr.SourceWeight)
-			dst.setWeight(b, tr.TargetWeight)
-			b.edge(home, src, b.rawRel(tr.Relationship), dst, tr.Weight, tr.Provenance)
-		}
-		if err := b.vectorize(ctx); err != nil {
-			return err
-		}
-		return b.loadEdgeMeta()
-	}, now, o.NoWait)
+	r := &importRun{s: s, t: t, in: in, o: o, now: now.UnixNano(), bulk: len(in) > s.chunks.bulkMin()}
+	release, err := s.tlocks.lock(ctx, importTenants(t, in), r.bulk)
 	if err != nil {
+		return res, fmt.Errorf("engine: import: waiting for another import into its projects: %w", err)
+	}
+	res, err = r.run(ctx)
+	// What is committed stays: other imports may build on it.
+	release()
+	if err != nil || o.NoWait || res.Seq == 0 {
 		return res, err
 	}
-	res = ImportResult{Accepted: len(in), NodesCreated: b.nodesCreated, NodesUpdated: b.nodesUpdated,
-		EdgesCreated: b.edgesCreated, EdgesMerged: len(in) - b.edgesCreated}
-	if cs != nil {
-		res.Seq = cs.Seq
-	}
-	return res, nil
+	// Committed: a cancelled wait does not undo it.
+	return res, s.waitApplied(context.WithoutCancel(ctx), res.Seq)
 }
 
 func cmpOr(a, b string) string {
@@ -175,12 +157,36 @@ type batch struct {
 	obsList  []*pobs  // observations created or changed
 	delObs   []uint32 // observations deleted
 	extra    []kv     // other records written with the batch (e.g. logs)
-	edgeBase uint32   // the first edge id not in use when the batch began
-	next0    struct{ node, edge, obs uint32 }
+	unvec    []uint32 // nodes whose stored vector goes (an import undone)
+	// dropTenants and dropRels are dictionary entries an undone import
+	// created, removed with it (the last entries, and empty).
+	dropTenants, dropRels []uint32
+	edgeBase              uint32 // the first edge id not in use when the batch began
+	edgeEnd               uint32 // one past the last edge id the batch took
+	next0                 struct{ node, edge, obs uint32 }
+
+	// imp is the import the batch is a chunk of (nil for other writes).
+	imp *importRun
+	// reindexed counts the staged nodes the indexers will have to see:
+	// what a chunk costs them.
+	reindexed int
+	// deps are the generations of the tenants the staged nodes and edges
+	// belong to, and nt, nr the dictionary sizes, when staging ended: a
+	// chunk committed after the writer lock was let go commits only if
+	// they are unchanged (see importRun.step).
+	deps   []tenantGen
+	nt, nr int
+	next1  struct{ node, edge, obs uint32 } // s.next when staging ended
 
 	seq                        uint64
 	nodesCreated, nodesUpdated int
 	edgesCreated               int
+}
+
+// tenantGen is a tenant's generation (graph.gens) as a batch saw it.
+type tenantGen struct {
+	tenant uint32
+	gen    uint64
 }
 
 type pnode struct {
@@ -193,7 +199,12 @@ type pnode struct {
 	dirty    bool // record must be written
 	reindex  bool // indexed text or vector changed: indexers must see it
 	revector bool // the embedded text changed: a new vector is needed
+	ownVec   bool // vec came with the input
+	setW     bool // the input set the weight
 	doc      *NodeDoc
+	// pre is the record before the batch, for a bulk import's undo
+	// (existing nodes only).
+	pre *nodeRec
 }
 
 type pedge struct {
@@ -202,12 +213,17 @@ type pedge struct {
 	meta  edgeMeta
 	isNew bool
 	dirty bool
-	prov  []Provenance // provenance to merge in
+	setW  bool // the input set the weight
+	// restore writes meta as it is (an undo) instead of merging prov and
+	// stamping the batch's time.
+	restore bool
+	prov    []Provenance // provenance to merge in
+	pre     edgeRec      // the record before the batch (existing edges)
 }
 
 func (s *Store) newBatch(now int64) *batch {
 	return &batch{
-		s: s, g: s.g, now: now, edgeBase: s.next.edge, next0: s.next,
+		s: s, g: s.g, now: now, edgeBase: s.next.edge, edgeEnd: s.next.edge, next0: s.next,
 		tenantIDs: make(map[Tenant]uint32),
 		relIDs:    make(map[string]uint32),
 		nodes:     make(map[nameKey]*pnode),
@@ -272,22 +288,32 @@ func (b *batch) node(tid uint32, name, typ, desc string, vec []float32, aliases 
 	if typ != "" && typ != p.rec.typ {
 		p.rec.typ = typ
 		p.touch(b)
-		p.reindex, p.revector = true, true
+		p.markReindex(b)
+		p.revector = true
 	}
 	if desc != "" && desc != p.desc {
 		if h := descHash(desc); h != p.rec.descHash {
 			p.rec.descHash = h
 			p.desc, p.descSet = desc, true
 			p.touch(b)
-			p.reindex, p.revector = true, true
+			p.markReindex(b)
+			p.revector = true
 		}
 	}
 	if vec != nil {
 		p.vec = slices.Clone(vec)
+		p.ownVec = true
 		p.touch(b)
-		p.reindex = true
+		p.markReindex(b)
 	}
 	return p
+}
+
+func (p *pnode) markReindex(b *batch) {
+	if !p.reindex {
+		p.reindex = true
+		b.reindexed++
+	}
 }
 
 // resolve finds or creates the node of tenant tid whose normalised name is
@@ -307,11 +333,16 @@ func (b *batch) resolve(tid uint32, name string) *pnode {
 				return p
 			}
 			p = &pnode{id: id, rec: b.g.nodes[id]}
+			if b.imp != nil && b.imp.bulk {
+				pre := p.rec
+				p.pre = &pre
+			}
 			p.rec.aliases = slices.Clone(p.rec.aliases)
 			b.nodes[own] = p
 		} else {
 			p = &pnode{id: b.s.next.node, isNew: true, dirty: true, reindex: true, revector: true, descSet: true}
 			b.s.next.node++
+			b.reindexed++
 			p.rec = nodeRec{uuid: b.ids.uuid(), tenant: tid, name: name, norm: norm, weight: DefaultWeight, created: b.now, updated: b.now}
 			b.nodesCreated++
 		}
@@ -325,6 +356,7 @@ func (b *batch) resolve(tid uint32, name string) *pnode {
 func (p *pnode) setWeight(b *batch, w *float64) {
 	if w != nil && *w != p.rec.weight {
 		p.rec.weight = *w
+		p.setW = true
 		p.touch(b)
 	}
 }
@@ -334,14 +366,14 @@ func (p *pnode) alias(b *batch, name string) {
 	if name != p.rec.name && !slices.Contains(p.rec.aliases, name) && len(p.rec.aliases) < maxAliases {
 		p.rec.aliases = append(p.rec.aliases, name)
 		p.touch(b)
-		p.reindex = true
+		p.markReindex(b)
 	}
 }
 
 func (p *pnode) touch(b *batch) {
 	if !p.dirty {
 		p.dirty = true
-		if !p.isNew {
+		if !p.isNew && b.imp.counts(p.id) {
 			b.nodesUpdated++
 		}
 	}
@@ -363,13 +395,15 @@ func (b *batch) edge(tenant uint32, src *pnode, rid uint32, dst *pnode, w *float
 	p := b.edges[k]
 	if p == nil {
 		if id, ok := b.g.edgeByTriple(k.src, k.rel, k.dst); ok {
-			p = &pedge{id: id, rec: b.g.edges[id]}
+			p = b.newPedge()
+			*p = pedge{id: id, rec: b.g.edges[id], pre: b.g.edges[id]}
 		} else {
 			p = b.newPedge()
 			*p = pedge{id: b.s.next.edge, isNew: true, dirty: true,
 				rec:  edgeRec{src: src.id, dst: dst.id, rel: rid, tenant: tenant, weight: DefaultWeight},
 				meta: edgeMeta{created: b.now}}
 			b.s.next.edge++
+			b.edgeEnd = b.s.next.edge
 			b.edgesCreated++
 		}
 		b.edges[k] = p
@@ -377,7 +411,7 @@ func (b *batch) edge(tenant uint32, src *pnode, rid uint32, dst *pnode, w *float
 	}
 	if w != nil && *w != p.rec.weight {
 		p.rec.weight = *w
-		p.dirty = true
+		p.dirty, p.setW = true, true
 	}
 	if prov != nil && (*prov != Provenance{}) {
 		p.prov = append(p.prov, *prov)
@@ -385,22 +419,50 @@ func (b *batch) edge(tenant uint32, src *pnode, rid uint32, dst *pnode, w *float
 	}
 }
 
-// vectorize embeds the new or re-described nodes that came without a vector
-// and prepares their index documents.
-func (b *batch) vectorize(ctx context.Context) error {
-	var need []*NodeDoc
-	var needP []*pnode
+// prepareDocs makes the index documents of the nodes the indexers must
+// see, all but their descriptions (describe adds them). It reads the
+// graph: the writer lock must be held.
+func (b *batch) prepareDocs() {
 	for _, p := range b.nodeList {
 		if !p.reindex {
+			continue
+		}
+		t := b.tenantOf(p.rec.tenant)
+		p.doc = &NodeDoc{Dense: p.id, ID: p.rec.uuid.String(), OrgID: t.Org, ProjectID: t.Project,
+			Name: p.rec.name, Aliases: p.rec.aliases, Type: p.rec.typ, Vector: p.vec}
+	}
+}
+
+// describe reads the stored descriptions the batch needs (of the nodes it
+// writes or reindexes) and completes their documents. It reads Badger
+// only, so it runs without the writer lock.
+func (b *batch) describe() error {
+	for _, p := range b.nodeList {
+		if !p.dirty && !p.reindex {
 			continue
 		}
 		if err := p.loadDesc(b.s); err != nil {
 			return err
 		}
-		t := b.tenantOf(p.rec.tenant)
-		p.doc = &NodeDoc{Dense: p.id, ID: p.rec.uuid.String(), OrgID: t.Org, ProjectID: t.Project,
-			Name: p.rec.name, Aliases: p.rec.aliases, Type: p.rec.typ, Description: p.desc, Vector: p.vec}
-		if p.vec == nil && p.revector && b.s.opts.Vectorizer != nil {
+		if p.doc != nil {
+			p.doc.Description = p.desc
+		}
+	}
+	return nil
+}
+
+// embed computes the vectors of the new or re-described nodes that came
+// without one, in one call to the Vectorizer. It runs without the writer
+// lock: an HTTP embedder may take seconds. A node this import gave its
+// own vector in an earlier chunk keeps it, as it would in one batch.
+func (b *batch) embed(ctx context.Context) error {
+	if b.s.opts.Vectorizer == nil {
+		return nil
+	}
+	var need []*NodeDoc
+	var needP []*pnode
+	for _, p := range b.nodeList {
+		if p.doc != nil && p.vec == nil && p.revector && !b.imp.ownVector(p.id) {
 			need = append(need, p.doc)
 			needP = append(needP, p)
 		}
@@ -495,8 +557,8 @@ func (s *Store) nodeDescription(id uint32) (string, error) {
 }
 
 // stageEdges writes the pages holding the batch's new, changed and deleted
-// edges into wb. A page that held edges before the batch is read and
-// merged; a page wholly above the batch's first new id is written fresh.
+// edges into wb. A page that may hold other edges is read and merged; a
+// page wholly inside the ids the batch took is written fresh.
 func (b *batch) stageEdges(wb *badger.WriteBatch) error {
 	type edit struct {
 		recs    page
@@ -519,10 +581,12 @@ func (b *batch) stageEdges(wb *badger.WriteBatch) error {
 		if !p.dirty {
 			continue
 		}
-		for _, pr := range p.prov {
-			p.meta.prov = mergeProvenance(p.meta.prov, pr)
+		if !p.restore {
+			for _, pr := range p.prov {
+				p.meta.prov = mergeProvenance(p.meta.prov, pr)
+			}
+			p.meta.updated = b.now
 		}
-		p.meta.updated = b.now
 		start := len(arena)
 		arena = encodeEdge(arena, &p.rec, &p.meta)
 		e, slot := at(p.id)
@@ -535,8 +599,12 @@ func (b *batch) stageEdges(wb *badger.WriteBatch) error {
 	var old page
 	for _, pg := range order {
 		e := edits[pg]
-		if pg<<pageBits < b.edgeBase {
+		if pg<<pageBits < b.edgeBase || (pg+1)<<pageBits > b.edgeEnd {
 			// The page may hold edges this batch does not touch: keep them.
+			// Only a page wholly inside the ids the batch took is new:
+			// another writer may have taken the ids after them and
+			// written the rest of the last page while this batch was
+			// embedding (an import commits after letting the lock go).
 			err := b.s.db.View(func(txn *badger.Txn) error {
 				item, err := txn.Get(key32(pfxEdge, pg))
 				if err == badger.ErrKeyNotFound {
@@ -694,6 +762,21 @@ func (b *batch) commit() error {
 			return err
 		}
 	}
+	for _, id := range b.unvec {
+		if err := wb.Delete(key32(pfxVector, id)); err != nil {
+			return err
+		}
+	}
+	for _, id := range b.dropTenants {
+		if err := wb.Delete(key32(pfxTenant, id)); err != nil {
+			return err
+		}
+	}
+	for _, id := range b.dropRels {
+		if err := wb.Delete(key32(pfxRel, id)); err != nil {
+			return err
+		}
+	}
 	for _, x := range b.extra {
 		if err := wb.Set(x.k, x.v); err != nil {
 			return err
@@ -719,22 +802,35 @@ func (b *batch) commit() error {
 	for i, r := range b.newRels {
 		b.g.ensureRel(base+uint32(i), r)
 	}
+	// A tenant's generation moves with every change to its nodes and
+	// edges: an import that staged some of them before letting the writer
+	// lock go sees whether they are still as it saw them.
 	for _, id := range b.delEdges {
+		if e := &b.g.edges[id]; e.live {
+			b.g.gens[e.tenant]++
+		}
 		b.g.removeEdge(id)
 	}
 	for _, id := range b.delNodes {
+		if n := &b.g.nodes[id]; n.live {
+			b.g.gens[n.tenant]++
+		}
 		b.g.removeNode(id)
 	}
 	for _, p := range b.nodeList {
 		if p.dirty {
+			b.g.gens[p.rec.tenant]++
 			b.g.putNode(p.id, p.rec)
 		}
 	}
 	for _, p := range b.edgeList {
 		if p.dirty {
+			b.g.gens[p.rec.tenant]++
 			b.g.putEdge(p.id, p.rec)
 			if len(p.meta.prov) > 0 {
 				b.g.provEdges.Add(p.id)
+			} else {
+				b.g.provEdges.Remove(p.id) // an undo took it back
 			}
 		}
 	}
@@ -747,6 +843,12 @@ func (b *batch) commit() error {
 	b.g.growNodes(s.next.node)
 	b.g.growEdges(s.next.edge)
 	b.g.growObs(s.next.obs)
+	for _, id := range b.dropRels {
+		b.g.dropRel(id)
+	}
+	for _, id := range b.dropTenants {
+		b.g.dropTenant(id)
+	}
 	return nil
 }
 

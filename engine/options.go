@@ -74,8 +74,10 @@ type NodeDoc struct {
 	Vector []float32
 }
 
-// Vectorizer computes vectors for nodes that arrive without one. It is
-// called with the store's write lock held, so it should batch.
+// Vectorizer computes vectors for nodes that arrive without one. An
+// import calls it once per chunk (at most a few thousand nodes) without
+// the store's writer lock: it may be slow, and should honour ctx (the
+// request's deadline) and batch.
 type Vectorizer interface {
 	// Name identifies the embedding model; it is stored with the data.
 	Name() string

@@ -32,7 +32,7 @@ type Store struct {
 	dim  int
 	log  *slog.Logger
 
-	wmu  sync.Mutex   // serialises writers
+	wmu  fifoLock     // serialises writers, first come first served (locks.go)
 	mu   sync.RWMutex // guards g
 	g    *graph
 	seq  uint64 // last change-log sequence written (guarded by wmu)
@@ -41,6 +41,19 @@ type Store struct {
 	aq *applyQueue // applies change sets to the indexers (applyqueue.go)
 
 	kv KV // the handle the packages beside engine use (kv.go)
+
+	tlocks tenantLocks // projects' import locks (locks.go)
+	chunks chunking    // import chunk bounds (bulk.go); tests shrink them
+	// bulk counts the running bulk imports, which Close waits for.
+	bulk struct {
+		mu   sync.Mutex
+		n    int
+		idle chan struct{}
+	}
+	// hooks let tests watch an import's progress.
+	hooks struct {
+		chunk func(t Tenant, done int) // after each committed chunk
+	}
 
 	closed atomic.Bool
 }
@@ -115,6 +128,9 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return ErrClosed
 	}
+	// A running bulk import sees the store closing at its next chunk and
+	// undoes what it wrote, which needs the store open.
+	s.waitBulk()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.stopApplyQueue()
