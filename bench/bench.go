@@ -27,7 +27,7 @@ import (
 )
 
 // Scenarios lists the scenario names Run knows.
-var Scenarios = []string{"fb15k", "synthetic", "hnsw", "session", "insession", "rag", "import"}
+var Scenarios = []string{"fb15k", "synthetic", "hnsw", "session", "insession", "rag", "import", "fairwrites"}
 
 // Config is one run. Zero fields mean defaults.
 type Config struct {
@@ -53,6 +53,9 @@ type Config struct {
 	// Observations is the number of generated observations of the session
 	// scenario (default 100,000).
 	Observations int
+	// Triplets is the size of the fairwrites scenario's bulk import
+	// (default 200,000); Writes its number of small writes (default 20).
+	Triplets, Writes int
 	// Seed drives query sampling (default 1).
 	Seed   uint64
 	Logger *slog.Logger
@@ -129,6 +132,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return runRAG(ctx, cfg)
 	case "import":
 		return runImport(ctx, cfg)
+	case "fairwrites":
+		return runFairWrites(ctx, cfg)
 	}
 	return nil, fmt.Errorf("%w: %q (want one of %v)", ErrUnknownScenario, cfg.Scenario, Scenarios)
 }

@@ -157,6 +157,7 @@ type Report struct {
 	Blocks     *BlockStats `json:"blocks,omitempty"`
 	HNSW       []HNSWRun   `json:"hnsw,omitempty"`
 	Reopen     *Reopen     `json:"reopen,omitempty"`
+	FairWrites *FairWrites `json:"fairWrites,omitempty"`
 	RSSMB      float64     `json:"rssMB,omitempty"`
 	AnonMB     float64     `json:"anonMB,omitempty"`
 	PeakRSSMB  float64     `json:"peakRssMB"`
@@ -209,6 +210,9 @@ func (r *Report) WriteText(w io.Writer) {
 		for _, p := range h.Points {
 			fmt.Fprintf(w, "  ef %-4d recall@10 %.4f  %7.1f µs/query  %8.0f queries/s\n", p.Ef, p.Recall, p.MicrosPerQ, p.QueriesPerSec)
 		}
+	}
+	if f := r.FairWrites; f != nil {
+		f.writeText(w)
 	}
 	if o := r.Reopen; o != nil {
 		fmt.Fprintf(w, "reopen:           open %.2f s, first block at %.2f s, RSS then %.0f MiB (%.0f MiB anonymous)\n", o.OpenSeconds, o.FirstBlockSeconds, o.RSSMB, o.AnonMB)

@@ -16,11 +16,12 @@ import (
 func benchCmd() *command {
 	return &command{
 		name:    "bench",
-		summary: "run a benchmark scenario: fb15k, synthetic, hnsw, session, insession, rag, relevance or cluster",
+		summary: "run a benchmark scenario: fb15k, synthetic, hnsw, session, insession, rag, import, fairwrites, relevance or cluster",
 		args:    "[SCENARIO]",
 		about: "Build or load a graph and report p50/p95/p99 latency, throughput, import rate,\n" +
 			"recall and memory. SCENARIO is fb15k (default), synthetic, hnsw, session,\n" +
-			"insession or rag; relevance measures what blocks hold on the dev sets\n" +
+			"insession, rag, import or fairwrites (another org's small writes during a\n" +
+			"200k-triplet import); relevance measures what blocks hold on the dev sets\n" +
 			"(MetaQA, FB15k-237 questions, codeloc, LoCoMo) against baselines; cluster\n" +
 			"measures write throughput and block latency of kgctx serve alone, a cluster of\n" +
 			"one node and a cluster of three (processes on loopback) on FB15k-237.",
@@ -47,7 +48,7 @@ func benchFlags(fs *flag.FlagSet) body {
 	seed := fs.Uint64("seed", 1, "relevance: seed of the samples and of the generated questions' wording")
 	markdown := fs.Bool("markdown", false, "relevance: print the results as markdown tables (bench/README.md)")
 	misses := fs.String("misses", "", "relevance: write every kgctx block that misses (question, gold, block) to this file")
-	triplets := fs.Int("triplets", 50_000, "cluster: FB15k-237 triplets imported")
+	triplets := fs.Int("triplets", 50_000, "cluster: FB15k-237 triplets imported; fairwrites: the bulk import's triplets (default 200000)")
 	return func(ctx context.Context, c *call) error {
 		if len(c.args) == 1 && c.args[0] == "cluster" {
 			exe, err := os.Executable()
@@ -95,8 +96,12 @@ func benchFlags(fs *flag.FlagSet) body {
 			}
 			return rep.WriteText(c.stdout)
 		}
-		return runBench(ctx, c, bench.Config{Nodes: *nodes, Edges: *edges, Queries: *queries, Workers: *workers,
-			Duration: *duration, Datasets: *datasets, DataDir: *data, Observations: *observations}, *asJSON, *cpuProfile, *memProfile)
+		cfg := bench.Config{Nodes: *nodes, Edges: *edges, Queries: *queries, Workers: *workers,
+			Duration: *duration, Datasets: *datasets, DataDir: *data, Observations: *observations}
+		if isSet(fs, "triplets") {
+			cfg.Triplets = *triplets
+		}
+		return runBench(ctx, c, cfg, *asJSON, *cpuProfile, *memProfile)
 	}
 }
 
