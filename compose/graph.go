@@ -200,6 +200,9 @@ type GraphBlock struct {
 	Seeds      int `json:"seeds"`
 	Candidates int `json:"candidates"`
 	Denied     int `json:"denied"`
+	// Warnings say the request is probably a mistake (an empty or unknown
+	// project); absent when none.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 type graphScratch struct {
@@ -244,7 +247,9 @@ func (c *Composer) GraphBlock(ctx context.Context, req GraphRequest) (*GraphBloc
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	return c.graphBlock(ctx, req, req.BudgetTokens*4), nil
+	out := c.graphBlock(ctx, req, req.BudgetTokens*4)
+	out.Warnings = c.ScopeWarnings(req.Identity, req.Scope, false)
+	return out, nil
 }
 
 // graphBlock is GraphBlock within limit code points (a validated request;

@@ -113,6 +113,9 @@ type RAGBlock struct {
 	Expanded     []RAGExpanded `json:"expanded"`
 	ActualTokens int           `json:"actualTokens"`
 	ElapsedMs    float64       `json:"elapsedMs"`
+	// Warnings say the request is probably a mistake (an empty or unknown
+	// project); absent when none.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // RAG answers a Graph RAG query: phase 1 is the hybrid search over the
@@ -255,6 +258,7 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 		}
 	}
 	c.renderRAG(sc, req.BudgetTokens*4, out)
+	out.Warnings = c.ScopeWarnings(req.Identity, req.Scope, true)
 	out.ElapsedMs = ms(time.Since(start))
 	return out, nil
 }

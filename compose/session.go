@@ -100,6 +100,9 @@ type SessionBlock struct {
 	// there: the observations' relevance, weight and score, and the graph
 	// part's triplets with their score parts.
 	Explain *SessionExplain `json:"explain,omitempty"`
+	// Warnings say the request is probably a mistake: an empty or unknown
+	// project, a work type no budget names, no work item; absent when none.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // SessionExplain is a session block's score parts, in block order.
@@ -196,6 +199,14 @@ func (c *Composer) SessionBlock(ctx context.Context, req SessionRequest) (*Sessi
 		if err := c.composeSession(ctx, req, mem, out); err != nil {
 			return nil, err
 		}
+	}
+	out.Warnings = append(out.Warnings, c.ScopeWarnings(req.Identity, req.Scope, true)...)
+	out.Warnings = append(out.Warnings, workTypeWarning(budgets, req.Scope.Org, req.WorkType)...)
+	if !mem.MemoryEnabled {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("memory is off for project %s (its memory-config memoryEnabled): the block is empty", req.Scope.Project))
+	}
+	if out.QueryText == req.SessionID && strings.TrimSpace(req.QueryText) == "" {
+		out.Warnings = append(out.Warnings, "no work item: the query is the session id; send workItem (identifier, title, description) or queryText")
 	}
 	log := sessionlog.InjectionLog{SessionID: req.SessionID, WorkType: cmpOrStr(req.WorkType, "unknown"), BudgetTokens: out.BudgetTokens,
 		ActualTokens: out.ActualTokens, ObservationIDs: out.ObservationIDs, SessionSummaryIDs: out.SessionSummaryIDs,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -105,11 +106,21 @@ func toolError(err error) error {
 }
 
 // block is a tool answer whose text is a markdown block.
-func block(text string) *sdk.CallToolResult {
+// block is a tool result of a block's text, followed by the answer's
+// warnings (a probable mistake in the call) as a second text.
+func block(text string, answer map[string]any) *sdk.CallToolResult {
 	if text == "" {
 		text = "(empty: nothing matched within the budget)"
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}
+	r := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}
+	if ws, ok := answer["warnings"].([]any); ok && len(ws) > 0 {
+		var lines []string
+		for _, w := range ws {
+			lines = append(lines, "warning: "+str(w))
+		}
+		r.Content = append(r.Content, &sdk.TextContent{Text: strings.Join(lines, "\n")})
+	}
+	return r
 }
 
 // GraphContextInput is graph_context's input.
@@ -135,7 +146,7 @@ func (t *tools) graphContext(ctx context.Context, _ *sdk.CallToolRequest, in Gra
 	if err := t.c.PostJSON(ctx, "/v1/context/graph", body, &out); err != nil {
 		return nil, nil, toolError(err)
 	}
-	return block(str(out["block"])), out, nil
+	return block(str(out["block"]), out), out, nil
 }
 
 // WorkItem is the work a session is about.
@@ -166,7 +177,7 @@ func (t *tools) sessionContext(ctx context.Context, _ *sdk.CallToolRequest, in S
 	if err := t.c.PostJSON(ctx, "/v1/context/session", body, &out); err != nil {
 		return nil, nil, toolError(err)
 	}
-	return block(str(out["block"])), out, nil
+	return block(str(out["block"]), out), out, nil
 }
 
 // RAGContextInput is rag_context's input.
@@ -192,7 +203,7 @@ func (t *tools) ragContext(ctx context.Context, _ *sdk.CallToolRequest, in RAGCo
 	if err := t.c.PostJSON(ctx, "/v1/context/rag", body, &out); err != nil {
 		return nil, nil, toolError(err)
 	}
-	return block(str(out["block"])), out, nil
+	return block(str(out["block"]), out), out, nil
 }
 
 // SearchTripletsInput is search_triplets' input.

@@ -239,3 +239,13 @@ func TestTransportErrorsAreJSON(t *testing.T) {
 		}
 	}
 }
+
+// A block's warnings reach the agent as a second text.
+func TestToolsPassWarnings(t *testing.T) {
+	srv, _, token := server(t)
+	s := overHTTP(t, srv, token("org_w", "agent"))
+	r, text := call(t, s, "session_context", map[string]any{"sessionId": "ses_1", "workType": "bugfix", "project": "nothing_here"})
+	if r.IsError || len(r.Content) != 2 || !strings.Contains(text, "warning: workType bugfix is not configured") || !strings.Contains(text, "warning: project nothing_here holds no") {
+		t.Fatalf("warnings not passed on: %v %q", r.IsError, text)
+	}
+}

@@ -58,6 +58,9 @@ func contextFlags(fs *flag.FlagSet) body {
 		if *asJSON {
 			return writeJSON(c.stdout, b)
 		}
+		for _, w := range b.Warnings {
+			fmt.Fprintln(c.stderr, "warning:", w)
+		}
 		if b.Block == "" {
 			fmt.Fprintln(c.stderr, "(no triplets matched)")
 			return nil

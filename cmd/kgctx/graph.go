@@ -16,6 +16,7 @@ import (
 
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/tripletio"
+	"github.com/kgctx/kgctx/policy"
 )
 
 // graphFlags are the flags every graph subcommand shares.
@@ -61,6 +62,12 @@ func (g *graphFlags) open(ctx context.Context, c *call, mode openMode) (*service
 		return nil, t, err
 	}
 	app, err := openData(ctx, *g.data, mode, c.stderr)
+	if err == nil && mode == readOnly && t.Project != "" {
+		// A mistyped --project is an empty answer otherwise.
+		for _, w := range app.Composer.ScopeWarnings(policy.Identity{OrgID: t.Org}, t, true) {
+			fmt.Fprintln(c.stderr, "warning:", w)
+		}
+	}
 	return app, t, err
 }
 
