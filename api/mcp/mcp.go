@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kgctx/kgctx/api/client"
@@ -40,24 +43,70 @@ func NewServer(c *client.Client, o Options) *sdk.Server {
 			"session_feedback tell it what helped.",
 	})
 	t := &tools{c: c, o: o}
-	sdk.AddTool(s, &sdk.Tool{Name: "graph_context", Description: "The knowledge-graph block for a query: the triplets most relevant to " +
+	addTool(s, &sdk.Tool{Name: "graph_context", Description: "The knowledge-graph block for a query: the triplets most relevant to " +
 		"the query's words within a token budget, as markdown lines '- source → relationship → target'. Use it with the task's " +
 		"words (an error message, a function name, a question)."}, t.graphContext)
-	sdk.AddTool(s, &sdk.Tool{Name: "session_context", Description: "The start-of-session block for a work item: past observations " +
+	addTool(s, &sdk.Tool{Name: "session_context", Description: "The start-of-session block for a work item: past observations " +
 		"and graph triplets, with the budget of its work type (bug_fix, feature, refactor, ...). Call it once when a task starts."}, t.sessionContext)
-	sdk.AddTool(s, &sdk.Tool{Name: "rag_context", Description: "Graph RAG: the observations and nodes matching a query, then the " +
+	addTool(s, &sdk.Tool{Name: "rag_context", Description: "Graph RAG: the observations and nodes matching a query, then the " +
 		"nodes reached from them over chosen relationships (e.g. resolved_by, caused_by)."}, t.ragContext)
-	sdk.AddTool(s, &sdk.Tool{Name: "search_triplets", Description: "Exact triplets by subject, predicate and/or object (names as " +
+	addTool(s, &sdk.Tool{Name: "search_triplets", Description: "Exact triplets by subject, predicate and/or object (names as " +
 		"stored; at least one). Use it to check a fact the blocks mention."}, t.searchTriplets)
-	sdk.AddTool(s, &sdk.Tool{Name: "add_triplets", Description: "Store facts as triplets (source, relationship, target). Names that " +
+	addTool(s, &sdk.Tool{Name: "add_triplets", Description: "Store facts as triplets (source, relationship, target). Names that " +
 		"differ only in case or separators are one node; importing a triplet again merges it. All or nothing."}, t.addTriplets)
-	sdk.AddTool(s, &sdk.Tool{Name: "add_observations", Description: "Store short notes learnt during the work (what failed, what " +
+	addTool(s, &sdk.Tool{Name: "add_observations", Description: "Store short notes learnt during the work (what failed, what " +
 		"fixed it, a convention), optionally with the paths they concern. All or nothing."}, t.addObservations)
-	sdk.AddTool(s, &sdk.Tool{Name: "record_tool_result", Description: "Report a tool's outcome in a session: a failure with its error " +
+	addTool(s, &sdk.Tool{Name: "record_tool_result", Description: "Report a tool's outcome in a session: a failure with its error " +
 		"text, or a success (with the fix that made it pass); kgctx learns errors, their causes and fixes."}, t.recordToolResult)
-	sdk.AddTool(s, &sdk.Tool{Name: "session_feedback", Description: "Say whether what the session was shown helped: helpful, " +
+	addTool(s, &sdk.Tool{Name: "session_feedback", Description: "Say whether what the session was shown helped: helpful, " +
 		"misleading or neutral. The weights of what it was shown move accordingly."}, t.sessionFeedback)
 	return s
+}
+
+// addTool adds a tool whose schemas are inferred from its Go types, then
+// tightened (tighten): a required array is typed "array", not
+// ["null", "array"] as the inference types every slice.
+func addTool[In, Out any](s *sdk.Server, t *sdk.Tool, h sdk.ToolHandlerFor[In, Out]) {
+	t.InputSchema = schemaFor[In]()
+	if reflect.TypeFor[Out]() != reflect.TypeFor[any]() {
+		t.OutputSchema = schemaFor[Out]()
+	}
+	sdk.AddTool(s, t, h)
+}
+
+func schemaFor[T any]() *jsonschema.Schema {
+	sc, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic("BUG: no JSON schema for a tool's type: " + err.Error())
+	}
+	tighten(sc)
+	return sc
+}
+
+// tighten types each required property that the inference made nullable
+// by its other type alone, at every depth.
+func tighten(sc *jsonschema.Schema) {
+	if sc == nil {
+		return
+	}
+	for _, name := range sc.Required {
+		p := sc.Properties[name]
+		if p == nil || len(p.Types) != 2 || !slices.Contains(p.Types, "null") {
+			continue
+		}
+		for _, t := range p.Types {
+			if t != "null" {
+				p.Type, p.Types = t, nil
+			}
+		}
+	}
+	for _, p := range sc.Properties {
+		tighten(p)
+	}
+	tighten(sc.Items)
+	for _, d := range sc.Defs {
+		tighten(d)
+	}
 }
 
 type tools struct {

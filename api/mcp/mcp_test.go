@@ -249,3 +249,48 @@ func TestToolsPassWarnings(t *testing.T) {
 		t.Fatalf("warnings not passed on: %v %q", r.IsError, text)
 	}
 }
+
+// Required arrays are typed "array" in the tools' schemas, never
+// ["null", "array"], in and out.
+func TestToolSchemasTypeRequiredArrays(t *testing.T) {
+	srv, _, token := server(t)
+	s := overHTTP(t, srv, token("org_s", "agent"))
+	res, err := s.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	var walk func(tool, where string, sc map[string]any)
+	walk = func(tool, where string, sc map[string]any) {
+		props, _ := sc["properties"].(map[string]any)
+		req, _ := sc["required"].([]any)
+		for _, r := range req {
+			p, _ := props[r.(string)].(map[string]any)
+			if ts, ok := p["type"].([]any); ok {
+				t.Errorf("%s %s.%s: type %v", tool, where, r, ts)
+			}
+			if p["type"] == "array" {
+				checked++
+			}
+		}
+		for name, p := range props {
+			if pm, ok := p.(map[string]any); ok {
+				walk(tool, where+"."+name, pm)
+				if it, ok := pm["items"].(map[string]any); ok {
+					walk(tool, where+"."+name+"[]", it)
+				}
+			}
+		}
+	}
+	for _, tool := range res.Tools {
+		for what, sc := range map[string]any{"input": tool.InputSchema, "output": tool.OutputSchema} {
+			b, _ := json.Marshal(sc)
+			var m map[string]any
+			json.Unmarshal(b, &m)
+			walk(tool.Name, what, m)
+		}
+	}
+	if checked < 3 {
+		t.Fatalf("only %d required arrays seen", checked)
+	}
+}
