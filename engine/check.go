@@ -351,7 +351,8 @@ func (s *Store) checkStored() []error {
 			return nil
 		}
 		m := &g.obs[id]
-		if m.id != rec.id || m.tenant != rec.tenant || m.weight != rec.weight || m.session != rec.session || m.namespace != rec.namespace || m.head != rec.head {
+		if m.id != rec.id || m.tenant != rec.tenant || m.weight != rec.weight || m.session != rec.session || m.namespace != rec.namespace || m.head != rec.head ||
+			m.workType != rec.workType || !slices.Equal(m.paths, rec.paths) || !slices.Equal(m.tags, rec.tags) || m.created != rec.created {
 			bad("observation %d differs between memory and disk", id)
 		}
 		return nil

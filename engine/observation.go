@@ -226,7 +226,10 @@ type pobs struct {
 	rec     obsRec
 	content string // set for new observations
 	vec     []float32
-	isNew   bool
+	// isNew: content (and vec, when set) is written and indexed: a new
+	// observation, or one UpdateObservation rewrote. Otherwise only the
+	// record changes (a weight), its content read back from the store.
+	isNew bool
 }
 
 // AddObservations validates and stores observations in tenant t, all or

@@ -94,8 +94,9 @@ type ChangeSet struct {
 	Seq     uint64
 	Upserts []*NodeDoc
 	Deletes []uint32
-	// ObsUpserts are new observations; ObsDeletes deleted ones. (An
-	// observation's indexed content never changes after creation.)
+	// ObsUpserts are observations created, or whose content or metadata
+	// an update replaced (an upsert replaces the entries of its id; a nil
+	// Vector keeps the indexed one); ObsDeletes deleted ones.
 	ObsUpserts []*ObsDoc
 	ObsDeletes []uint32
 }
