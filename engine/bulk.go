@@ -508,17 +508,20 @@ func (r *importRun) restoreEdges(b *batch, ids []uint32) error {
 }
 
 // dropDictionaries removes the tenants and relationships the import
-// created, from the last down, while they are the last and hold nothing.
-func (r *importRun) dropDictionaries() error {
-	if len(r.newTenants)+len(r.newRels) == 0 {
+// created, as far as dropEntries can.
+func (r *importRun) dropDictionaries() error { return r.s.dropEntries(r.newTenants, r.newRels) }
+
+// dropEntries removes tenants and relationships an undone write created,
+// from the last down, while they are the last and hold nothing.
+func (s *Store) dropEntries(tenants, rels []uint32) error {
+	if len(tenants)+len(rels) == 0 {
 		return nil
 	}
-	s := r.s
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	b := s.newBatch(time.Now().UnixNano())
 	g := s.g
-	ts := slices.Clone(r.newTenants)
+	ts := slices.Clone(tenants)
 	slices.Sort(ts)
 	for i, n := len(ts)-1, len(g.tenants); i >= 0 && int(ts[i]) == n-1; i-- {
 		if !g.projNodes[ts[i]].IsEmpty() || !g.projEdges[ts[i]].IsEmpty() || !g.projObs[ts[i]].IsEmpty() {
@@ -527,7 +530,7 @@ func (r *importRun) dropDictionaries() error {
 		b.dropTenants = append(b.dropTenants, ts[i])
 		n--
 	}
-	rs := slices.Clone(r.newRels)
+	rs := slices.Clone(rels)
 	slices.Sort(rs)
 	for i, n := len(rs)-1, len(g.rels); i >= 0 && int(rs[i]) == n-1 && g.relEdges[rs[i]].IsEmpty(); i-- {
 		b.dropRels = append(b.dropRels, rs[i])
@@ -537,6 +540,48 @@ func (r *importRun) dropDictionaries() error {
 		return nil
 	}
 	return b.commit()
+}
+
+// undoObservations deletes the observations of a batch that failed after
+// some of its chunks committed, in chunks, and the tenant it created.
+func (s *Store) undoObservations(ids, tenants []uint32) error {
+	bg := context.Background()
+	_, maxN := s.chunks.limits()
+	var last uint64
+	for len(ids) > 0 {
+		if err := s.waitBacklog(bg, 1); err != nil {
+			return err
+		}
+		k := min(maxN, len(ids))
+		part := ids[:k]
+		ids = ids[k:]
+		seq, err := func() (uint64, error) {
+			s.wmu.Lock()
+			defer s.wmu.Unlock()
+			b := s.newBatch(time.Now().UnixNano())
+			for _, id := range part {
+				if s.g.obs[id].live {
+					b.delObs = append(b.delObs, id)
+				}
+			}
+			if len(b.delObs) == 0 {
+				return 0, nil
+			}
+			if err := b.commit(); err != nil {
+				return 0, err
+			}
+			s.notify(b.changeSet())
+			return b.seq, nil
+		}()
+		if err != nil {
+			return err
+		}
+		last = max(last, seq)
+	}
+	if err := s.dropEntries(tenants, nil); err != nil {
+		return err
+	}
+	return s.waitApplied(bg, last)
 }
 
 // snapshot records what the staged batch depends on (writer lock held):

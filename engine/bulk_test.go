@@ -768,3 +768,86 @@ func TestImportConcurrentStress(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func genObservations(n int) []ObservationInput {
+	out := make([]ObservationInput, n)
+	for i := range out {
+		out[i] = ObservationInput{Content: fmt.Sprintf("observation %d: the auth service retries", i),
+			Metadata: ObservationMeta{Paths: []string{fmt.Sprintf("src/f%d.go", i%7)}, Tags: []string{"t"}}}
+	}
+	return out
+}
+
+// TestAddObservationsChunked: a large batch of observations gets the same
+// ids and records in chunks as in one batch, and one that fails in its
+// third chunk (the embedder) leaves nothing, its new project included.
+func TestAddObservationsChunked(t *testing.T) {
+	add := func(s *Store, ten Tenant, in []ObservationInput) ([]string, error) {
+		return s.AddObservations(context.Background(), ten, slices.Clone(in), ImportOptions{IDs: NewIDSource([]byte("obs")), Now: importNow})
+	}
+	in := genObservations(50)
+	one, _ := openChunked(t, oneBatch, nil)
+	chunked, ix := openChunked(t, chunking{nodes: 8}, nil)
+	want, err := add(one, tenA, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := add(chunked, tenA, in)
+	if err != nil || !slices.Equal(want, got) {
+		t.Fatalf("chunked ids %v (%v), one batch %v", got, err, want)
+	}
+	diffDumps(t, "records", dump(t, one), dump(t, chunked))
+	if len(ix.sets) < 7 {
+		t.Fatalf("50 observations in %d change sets", len(ix.sets))
+	}
+
+	vz := &hashVectorizer{}
+	s, _ := openChunked(t, chunking{nodes: 8}, vz)
+	if _, err := add(s, tenA, in); err != nil {
+		t.Fatal(err)
+	}
+	before := dump(t, s, keyMetaObs)
+	tens := s.Tenants()
+	vz.calls.Store(0)
+	vz.gate = func(_ context.Context, n int64) error {
+		if n == 3 {
+			return errEmbedderDown
+		}
+		return nil
+	}
+	_, err = s.AddObservations(context.Background(), Tenant{Org: "org_a", Project: "fresh"}, slices.Clone(in), ImportOptions{})
+	if !errors.Is(err, errEmbedderDown) {
+		t.Fatalf("add: %v", err)
+	}
+	diffDumps(t, "records", before, dump(t, s, keyMetaObs))
+	if !slices.Equal(s.Tenants(), tens) {
+		t.Fatalf("tenants %v, before %v", s.Tenants(), tens)
+	}
+}
+
+// TestClearProjectChunked: clearing a project in chunks deletes what one
+// batch deletes (cross-project edges included) and counts the same.
+func TestClearProjectChunked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	in := genImport(rng, 400, 150)
+	var stores []*Store
+	var counts [][2]int
+	for _, c := range []chunking{oneBatch, {triplets: 20, nodes: 9}} {
+		s, _ := openChunked(t, c, nil)
+		importWith(t, s, tenA, in, "x")
+		importWith(t, s, Tenant{Org: "org_a", Project: "side"}, in[:100], "y")
+		n, e, err := s.ClearProject(context.Background(), tenA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := s.Stats(tenA); st.Nodes != 0 || st.Triplets != 0 {
+			t.Fatalf("left %+v", st)
+		}
+		stores = append(stores, s)
+		counts = append(counts, [2]int{n, e})
+	}
+	if counts[0] != counts[1] || counts[0][0] == 0 {
+		t.Fatalf("one batch cleared %v, chunks %v", counts[0], counts[1])
+	}
+	diffDumps(t, "records", dump(t, stores[0]), dump(t, stores[1]))
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -44,20 +45,81 @@ func (s *Store) DeleteTriplet(ctx context.Context, t Tenant, source, relationshi
 
 // ClearProject deletes every node of project t (with their edges) and every
 // edge imported into t. It returns the number of nodes and edges deleted.
+//
+// A large project is deleted in chunks (as many nodes and edges as an
+// import's chunk), so that other writers, and the indexers' work for them,
+// go on in between. It holds t's import lock (no import into t runs
+// meanwhile) and, once it has started, runs to its end whatever ctx says:
+// it cannot stop halfway (Close waits for it). ctx bounds the wait for
+// the import lock only.
 func (s *Store) ClearProject(ctx context.Context, t Tenant) (nodes, edges int, err error) {
-	err = s.deleteWhere(ctx, func(v *View, b *batch) error {
+	if err := s.checkOpen(); err != nil {
+		return 0, 0, err
+	}
+	release, err := s.tlocks.lock(ctx, []Tenant{t}, true)
+	if err != nil {
+		return 0, 0, fmt.Errorf("engine: clear: waiting for an import into the project: %w", err)
+	}
+	defer release()
+	if err := s.beginBulk(); err != nil {
+		return 0, 0, err
+	}
+	defer s.endBulk()
+	var ns, es []uint32
+	s.View(func(v *View) error {
 		if pn := v.ScopeNodes(t); pn != nil && t.Project != "" {
-			b.deleteNodes(pn.Clone())
+			ns = pn.ToArray()
 		}
 		if pe := v.ProjectEdges(t); pe != nil {
-			all := roaring.BitmapOf(b.delEdges...)
-			all.Or(pe)
-			b.delEdges = all.ToArray()
+			es = pe.ToArray()
 		}
-		nodes, edges = len(b.delNodes), len(b.delEdges)
 		return nil
 	})
-	return nodes, edges, err
+	bg := context.WithoutCancel(ctx)
+	maxT, maxN := s.chunks.limits()
+	var last uint64
+	for len(ns)+len(es) > 0 {
+		if err := s.waitBacklog(bg, 1); err != nil {
+			return nodes, edges, err
+		}
+		seq, err := func() (uint64, error) {
+			s.wmu.Lock()
+			defer s.wmu.Unlock()
+			b := s.newBatch(time.Now().UnixNano())
+			chunk := roaring.New()
+			k := min(maxN, len(ns))
+			for _, n := range ns[:k] {
+				if s.g.nodes[n].live {
+					chunk.Add(n)
+				}
+			}
+			ns = ns[k:]
+			b.deleteNodes(chunk)
+			all := roaring.BitmapOf(b.delEdges...)
+			k = min(maxT, len(es))
+			for _, e := range es[:k] {
+				if s.g.edges[e].live {
+					all.Add(e)
+				}
+			}
+			es = es[k:]
+			b.delEdges = all.ToArray()
+			if len(b.delNodes) == 0 && len(b.delEdges) == 0 {
+				return 0, nil
+			}
+			if err := b.commit(); err != nil {
+				return 0, err
+			}
+			nodes, edges = nodes+len(b.delNodes), edges+len(b.delEdges)
+			s.notify(b.changeSet())
+			return b.seq, nil
+		}()
+		if err != nil {
+			return nodes, edges, err
+		}
+		last = max(last, seq)
+	}
+	return nodes, edges, s.waitApplied(bg, last)
 }
 
 // deleteNodes stages the deletion of nodes and of every edge incident to them.

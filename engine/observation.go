@@ -235,7 +235,10 @@ type pobs struct {
 // AddObservations validates and stores observations in tenant t, all or
 // nothing (a *ValidationError names the inputs by 1-based position). It
 // returns their ids in input order. Like Import, it returns once searches
-// see them unless o.NoWait.
+// see them unless o.NoWait; like Import, it embeds without the writer
+// lock, and stores a large batch in chunks (the same ids as in one),
+// checking ctx between them and deleting the chunks it stored when it
+// fails midway.
 func (s *Store) AddObservations(ctx context.Context, t Tenant, in []ObservationInput, o ImportOptions) ([]string, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -263,49 +266,123 @@ func (s *Store) AddObservations(ctx context.Context, t Tenant, in []ObservationI
 		now = time.Now()
 	}
 	ids := make([]string, len(in))
-	cs, err := s.write(ctx, func(b *batch) error {
-		b.ids = o.IDs
-		tid := b.tenant(t)
-		var need []string
-		var needP []*pobs
-		for i := range in {
-			x := &in[i]
-			w := DefaultWeight
-			if x.Weight != nil {
-				w = *x.Weight
-			}
-			p := &pobs{id: b.s.next.obs, isNew: true, content: x.Content, vec: x.Vector, rec: obsRec{
-				id: b.ids.ID("obs"), tenant: tid, weight: w, created: b.now, session: x.Metadata.SessionID,
-				namespace: x.Metadata.Namespace, workType: x.Metadata.WorkType,
-				paths: append([]string(nil), x.Metadata.Paths...), tags: append([]string(nil), x.Metadata.Tags...)}}
-			b.s.next.obs++
-			p.rec.head, p.rec.truncated = headOf(x.Content)
-			ids[i] = p.rec.id
-			b.obsList = append(b.obsList, p)
-			if p.vec == nil {
-				need = append(need, x.Content)
-				needP = append(needP, p)
-			}
+	_, maxN := s.chunks.limits()
+	if len(in) <= s.chunks.bulkMin() {
+		maxN = len(in)
+	} else {
+		// A large batch is stored in chunks (see Import); observations
+		// never merge, so undoing one is deleting what it created.
+		if err := s.beginBulk(); err != nil {
+			return nil, err
 		}
-		if len(need) > 0 && s.opts.Vectorizer != nil {
-			vecs, err := s.opts.Vectorizer.EmbedTexts(ctx, need)
+		defer s.endBulk()
+	}
+	var created []uint32
+	var tenants []uint32
+	var last uint64
+	fail := func(err error) ([]string, error) {
+		if len(created) == 0 {
+			return nil, err
+		}
+		if uerr := s.undoObservations(created, tenants); uerr != nil {
+			s.log.Error("undoing a failed observation batch failed: the store keeps part of it", "org", t.Org, "project", t.Project, "err", uerr)
+			return nil, fmt.Errorf("engine: adding observations failed after %d of %d: %w; undoing them failed: %w", len(created), len(in), err, uerr)
+		}
+		return nil, fmt.Errorf("engine: adding observations stopped after %d of %d, which were undone: %w", len(created), len(in), err)
+	}
+	for from := 0; from < len(in); from += maxN {
+		chunk := in[from:min(from+maxN, len(in))]
+		if len(chunk) < len(in) {
+			err := s.checkOpen()
+			if err == nil {
+				err = ctx.Err()
+			}
+			if err == nil {
+				err = s.waitBacklog(ctx, 1)
+			}
 			if err != nil {
-				return fmt.Errorf("engine: embed %d observations: %w", len(need), err)
-			}
-			if len(vecs) != len(need) {
-				return fmt.Errorf("engine: embedder returned %d vectors for %d observations", len(vecs), len(need))
-			}
-			for i, v := range vecs {
-				needP[i].vec = v
+				return fail(err)
 			}
 		}
-		return nil
-	}, now, o.NoWait)
-	_ = cs
-	if err != nil {
-		return nil, err
+		vecs, err := s.embedObservations(ctx, chunk)
+		if err != nil {
+			return fail(err)
+		}
+		var dense []uint32
+		newTenant := -1
+		cs, err := s.write(ctx, func(b *batch) error {
+			b.ids = o.IDs
+			dense, newTenant = dense[:0], -1
+			nt := len(b.g.tenants)
+			tid := b.tenant(t)
+			if len(b.newTenants) > 0 {
+				newTenant = nt
+			}
+			next := 0
+			for i := range chunk {
+				x := &chunk[i]
+				w := DefaultWeight
+				if x.Weight != nil {
+					w = *x.Weight
+				}
+				p := &pobs{id: b.s.next.obs, isNew: true, content: x.Content, vec: x.Vector, rec: obsRec{
+					id: b.ids.ID("obs"), tenant: tid, weight: w, created: b.now, session: x.Metadata.SessionID,
+					namespace: x.Metadata.Namespace, workType: x.Metadata.WorkType,
+					paths: append([]string(nil), x.Metadata.Paths...), tags: append([]string(nil), x.Metadata.Tags...)}}
+				b.s.next.obs++
+				p.rec.head, p.rec.truncated = headOf(x.Content)
+				ids[from+i] = p.rec.id
+				dense = append(dense, p.id)
+				b.obsList = append(b.obsList, p)
+				if p.vec == nil && vecs != nil {
+					p.vec = vecs[next]
+					next++
+				}
+			}
+			return nil
+		}, now, true)
+		if err != nil {
+			return fail(err)
+		}
+		created = append(created, dense...)
+		if newTenant >= 0 {
+			tenants = append(tenants, uint32(newTenant))
+		}
+		if cs != nil {
+			last = cs.Seq
+		}
+	}
+	if !o.NoWait && last > 0 {
+		// Committed: a cancelled wait does not undo it.
+		if err := s.waitApplied(context.WithoutCancel(ctx), last); err != nil {
+			return nil, err
+		}
 	}
 	return ids, nil
+}
+
+// embedObservations embeds the contents of the inputs that came without a
+// vector (nil when none did or the store has no Vectorizer). It runs
+// before the writer lock is taken: the contents do not depend on the
+// store, and an HTTP embedder may take seconds.
+func (s *Store) embedObservations(ctx context.Context, in []ObservationInput) ([][]float32, error) {
+	var need []string
+	for i := range in {
+		if in[i].Vector == nil {
+			need = append(need, in[i].Content)
+		}
+	}
+	if len(need) == 0 || s.opts.Vectorizer == nil {
+		return nil, nil
+	}
+	vecs, err := s.opts.Vectorizer.EmbedTexts(ctx, need)
+	if err != nil {
+		return nil, fmt.Errorf("engine: embed %d observations: %w", len(need), err)
+	}
+	if len(vecs) != len(need) {
+		return nil, fmt.Errorf("engine: embedder returned %d vectors for %d observations", len(vecs), len(need))
+	}
+	return vecs, nil
 }
 
 // Observation returns the observation id of tenant t (ErrNotFound if absent
