@@ -25,6 +25,7 @@ const (
 	WriteDeleteTriplet     = "delete_triplet"
 	WriteDeleteNode        = "delete_node"
 	WriteDeleteObservation = "delete_observation"
+	WriteUpdateObservation = "update_observation" // ID and ObservationPatch
 	WriteClear             = "clear"
 	WritePredicates        = "predicates"
 	WriteMemoryConfig      = "memory_config"
@@ -67,8 +68,11 @@ type Write struct {
 	Source       string `json:"source,omitempty"`
 	Relationship string `json:"relationship,omitempty"`
 	Target       string `json:"target,omitempty"`
-	// DeleteNode, DeleteObservation: the id.
+	// DeleteNode, DeleteObservation, UpdateObservation: the id.
 	ID string `json:"id,omitempty"`
+	// UpdateObservation: what changes (embedded again by every replica
+	// when it has new content and no vector).
+	ObservationPatch *engine.ObservationPatch `json:"observationPatch,omitempty"`
 	// Doc is a configuration document (JSON) or, for policies, the Cedar
 	// text as a JSON string.
 	Doc json.RawMessage `json:"doc,omitempty"`
@@ -176,6 +180,11 @@ func (a *App) Apply(ctx context.Context, w Write, o ApplyOptions) (WriteResult, 
 		err = a.Store.DeleteNode(ctx, t, w.ID)
 	case WriteDeleteObservation:
 		err = a.Store.DeleteObservation(ctx, t, w.ID)
+	case WriteUpdateObservation:
+		if w.ObservationPatch == nil {
+			return res, fmt.Errorf("%w: an observation update without its patch", engine.ErrInvalidInput)
+		}
+		err = a.Store.UpdateObservation(ctx, t, w.ID, *w.ObservationPatch, iopt)
 	case WriteClear:
 		_, _, err = a.Store.ClearProject(ctx, t)
 	case WritePredicates:
