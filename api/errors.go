@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -85,6 +86,11 @@ func toError(err error) *Error {
 	var mb *http.MaxBytesError
 	if errors.As(err, &mb) {
 		return apiErr(http.StatusRequestEntityTooLarge, "body_too_large", "the request body is over the limit of %d bytes", mb.Limit)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		// The request's own deadline (Config.RequestTimeout): an import
+		// that ran past it stopped and undid what it had written.
+		return &Error{Status: http.StatusServiceUnavailable, Code: "timeout", Message: Message(err)}
 	}
 	if e := embedderError(err); e != nil {
 		return e
