@@ -79,6 +79,14 @@
 // weight moved meanwhile (feedback) keeps its move. Close waits for the
 // running bulk imports, which stop at their next chunk and undo.
 //
+// AddObservations stores a batch of more than 1,024 the same way, in
+// chunks of 2,048 with the same waits, undone on failure; observations
+// never merge, so it holds no project. ClearProject deletes a large project
+// in chunks as well, holding the project's import lock, and once started
+// runs to its end (a delete cannot be undone halfway). DeleteNode,
+// DeleteTriplet, MoveWeights and UpdateEdgeWeights stay one batch: their
+// inputs are a node's edges or a session's references.
+//
 // Chunking changes neither an import's result nor its records or ids: the
 // chunks share the import's state (the nodes it created, those it counted
 // as updated, those it gave their own vector), and a chunk staged again
