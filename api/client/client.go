@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,9 +78,12 @@ func (c *Client) do(ctx context.Context, method, path, ctype string, body io.Rea
 			Error *APIError `json:"error"`
 		}
 		if json.Unmarshal(raw, &e) != nil || e.Error == nil {
-			return &APIError{Status: resp.StatusCode, Code: "http_error", Message: strings.TrimSpace(string(raw))}
+			e.Error = &APIError{Code: "http_error", Message: strings.TrimSpace(string(raw))}
 		}
 		e.Error.Status = resp.StatusCode
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+			e.Error.RetryAfter = time.Duration(min(secs, 3600)) * time.Second
+		}
 		return e.Error
 	}
 	if out == nil || len(raw) == 0 {

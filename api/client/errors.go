@@ -3,6 +3,7 @@ package client
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kgctx/kgctx/engine"
 )
@@ -16,6 +17,9 @@ type APIError struct {
 	Code    string             `json:"code"`
 	Message string             `json:"message"`
 	Lines   []engine.LineError `json:"lines,omitempty"`
+	// RetryAfter is the answer's Retry-After (0: none), a 429's or a
+	// 503's: when to try again.
+	RetryAfter time.Duration `json:"-"`
 }
 
 func (e *APIError) Error() string {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/kgctx/kgctx/engine"
@@ -25,12 +27,20 @@ type WriterOptions struct {
 	// Enqueue blocks while it is full.
 	QueueSize int
 	// Backoff is the first retry delay, doubled up to MaxBackoff (defaults
-	// 100 ms and 5 s).
+	// 100 ms and 5 s); a Retry-After the server sends is waited instead
+	// when longer.
 	Backoff, MaxBackoff time.Duration
-	// OnError receives a batch the server refused for good (a 4xx other
-	// than 429: invalid data, a wrong token); those triplets are counted
-	// in Stats.Failed. Transient failures (429, 503, connection errors)
-	// are retried until Stop's context ends.
+	// MaxAttempts bounds the sends of one batch (default 10) and
+	// MaxRetryTime the time from its first send to its last (default 2
+	// minutes): past either, the batch has failed.
+	MaxAttempts  int
+	MaxRetryTime time.Duration
+	// OnError receives a batch that failed: refused for good (any answer
+	// but 429 and 503: invalid data, a wrong token, a 500, a 413), or
+	// still failing after MaxAttempts or MaxRetryTime; those triplets are
+	// counted in Stats.Failed. Only 429, 503 and transport errors
+	// (connection refused or reset, a server restarting) are retried,
+	// within those bounds and until Stop's context ends.
 	OnError func(err error, batch []engine.TripletInput)
 }
 
@@ -83,6 +93,12 @@ func (c *Client) NewWriter(o WriterOptions) (*Writer, error) {
 	}
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = 5 * time.Second
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 10
+	}
+	if o.MaxRetryTime <= 0 {
+		o.MaxRetryTime = 2 * time.Minute
 	}
 	return &Writer{c: c, o: o, q: make(chan engine.TripletInput, o.QueueSize), done: make(chan struct{})}, nil
 }
@@ -179,11 +195,13 @@ func (w *Writer) run(ctx context.Context) {
 	}
 }
 
-// send posts one batch, retrying transient failures with backoff. It
-// reports false when the writer must give up (its contexts ended).
+// send posts one batch, retrying transient failures with backoff, within
+// MaxAttempts and MaxRetryTime. It reports false when the writer must
+// give up (its contexts ended).
 func (w *Writer) send(ctx context.Context, batch []engine.TripletInput) bool {
 	delay := w.o.Backoff
-	for {
+	start := time.Now()
+	for attempt := 1; ; attempt++ {
 		rctx := ctx
 		if p := w.stopCtx.Load(); p != nil {
 			rctx = *p
@@ -194,7 +212,17 @@ func (w *Writer) send(ctx context.Context, batch []engine.TripletInput) bool {
 			w.stats.batches.Add(1)
 			return true
 		}
-		if !transient(err) {
+		wait := delay
+		var ae *APIError
+		if errors.As(err, &ae) && ae.RetryAfter > wait {
+			wait = ae.RetryAfter
+		}
+		retry := transient(err)
+		if retry && (attempt >= w.o.MaxAttempts || time.Since(start)+wait > w.o.MaxRetryTime) {
+			err = fmt.Errorf("client: gave up after %d attempts in %s: %w", attempt, time.Since(start).Round(time.Millisecond), err)
+			retry = false
+		}
+		if !retry {
 			w.stats.failed.Add(int64(len(batch)))
 			if w.o.OnError != nil {
 				w.o.OnError(err, append([]engine.TripletInput(nil), batch...))
@@ -203,7 +231,7 @@ func (w *Writer) send(ctx context.Context, batch []engine.TripletInput) bool {
 		}
 		w.stats.retries.Add(1)
 		select {
-		case <-time.After(delay):
+		case <-time.After(wait):
 		case <-ctx.Done():
 			w.runErr = ctx.Err()
 			return false
@@ -222,16 +250,17 @@ func stopDone(p *context.Context) <-chan struct{} {
 	return (*p).Done()
 }
 
-// transient reports errors worth retrying: 429 and 5xx answers, and
-// transport failures (a server restarting).
+// transient reports errors worth retrying: 429 and 503 answers (the
+// server asks to come back), and transport failures (a server
+// restarting). Any other answer, 5xx included, is the server's last word.
 func transient(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
 	var ae *APIError
 	if errors.As(err, &ae) {
-		return ae.Status == 429 || ae.Status >= 500
+		return ae.Status == 429 || ae.Status == 503
 	}
 	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
-	}
-	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)
 }

@@ -121,3 +121,36 @@ func TestWriterPermanentError(t *testing.T) {
 		t.Fatalf("stats %+v, reported %d", st, reported.Load())
 	}
 }
+
+// TestWriterRetriesBounded: only 429, 503 and transport errors are
+// retried, and within MaxAttempts: a batch the server keeps answering 503
+// fails after the third attempt; a 500, a 502 or a 413 fails at once,
+// never retried.
+func TestWriterRetriesBounded(t *testing.T) {
+	for _, c := range []struct {
+		code, attempts int
+	}{{503, 3}, {500, 1}, {502, 1}, {413, 1}} {
+		var calls atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			calls.Add(1)
+			rw.WriteHeader(c.code)
+			fmt.Fprintf(rw, `{"error": {"code": "x", "message": "no"}}`)
+		}))
+		cl, _ := client.New(srv.URL, "tok_0123456789abcdef", nil)
+		var failed error
+		w, _ := cl.NewWriter(client.WriterOptions{Org: "o", Project: "p", Backoff: time.Millisecond, MaxAttempts: 3,
+			OnError: func(err error, b []engine.TripletInput) { failed = err }})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		w.Start(ctx)
+		w.Enqueue(ctx, engine.TripletInput{Source: "a", Relationship: "r", Target: "b"})
+		if err := w.Stop(ctx); err != nil {
+			t.Fatalf("%d: stop: %v (retried without end?)", c.code, err)
+		}
+		cancel()
+		srv.Close()
+		var ae *client.APIError
+		if st := w.Stats(); st.Failed != 1 || int(calls.Load()) != c.attempts || !errors.As(failed, &ae) || ae.Status != c.code {
+			t.Errorf("%d: %d attempts, stats %+v, error %v; want %d attempts and the batch failed", c.code, calls.Load(), st, failed, c.attempts)
+		}
+	}
+}
