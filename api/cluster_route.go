@@ -29,7 +29,9 @@ func routedByOrg(r *route) bool {
 }
 
 // route serves the request from the node that serves its org when that is
-// not this one: it reports done once the answer is proxied.
+// not this one: it reports done once the answer is proxied. The proxied
+// request carries the caller as a principal signed with the cluster
+// secret (PrincipalHeader), never the caller's bearer token.
 func (s *Server) route(c echo.Context, r *route, tok auth.Token) (done bool, err error) {
 	req := c.Request()
 	org, err := s.orgOf(c, r, tok)
@@ -39,6 +41,12 @@ func (s *Server) route(c echo.Context, r *route, tok auth.Token) (done bool, err
 	targets, err := s.cfg.Cluster.Route(req.Context(), org)
 	if err != nil || len(targets) == 0 {
 		return false, err
+	}
+	if isForwarded(c) {
+		// Forwarded here by a node whose view of the cluster is a beat
+		// old: this node has stopped applying the org's shard, and its
+		// store would answer from the past. Never forwarded twice.
+		return false, apiErr(http.StatusServiceUnavailable, "unavailable", "this node no longer serves org %s; retry", org).retry(1)
 	}
 	// The first candidate that did not fail lately: a node killed a
 	// moment ago is listed until the members bucket forgets it (or, NATS
@@ -50,39 +58,52 @@ func (s *Server) route(c echo.Context, r *route, tok auth.Token) (done bool, err
 			break
 		}
 	}
-	if req.Header.Get(ProxiedHeader) != "" {
-		// Forwarded here by a node whose view of the cluster is a beat
-		// old: this node has stopped applying the org's shard, and its
-		// store would answer from the past. Never forwarded twice.
-		return false, apiErr(http.StatusServiceUnavailable, "unavailable", "this node no longer serves org %s; retry", org).retry(1)
-	}
 	u, err := url.Parse(target)
 	if err != nil {
 		return false, err
 	}
+	sealed := NewPrincipal(tok, req).Seal(s.cfg.Cluster.PrincipalMAC)
 	p := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
+			pr.Out.Header.Del("Authorization")
+			pr.Out.Header.Set(PrincipalHeader, sealed)
 			pr.Out.Header.Set(ProxiedHeader, "1")
 		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			s.downNodes.Store(target, time.Now())
-			s.errorHandler(apiErr(http.StatusServiceUnavailable, "unavailable", "the node serving org %s (%s) did not answer: %v", org, target, err), c)
+			// The node's address stays in the log: a client is not told
+			// where the cluster's nodes are.
+			s.log.Warn("cluster: a proxied request failed", "org", org, "node", target, "err", err)
+			s.errorHandler(apiErr(http.StatusServiceUnavailable, "unavailable", "the node serving org %s did not answer; retry", org).retry(1), c)
 		},
 	}
 	p.ServeHTTP(c.Response(), req)
 	return true, nil
 }
 
-// orgOf is the org a request acts on: the path's, else the orgId query
-// parameter's or JSON body's (operators name the org so), else the
-// token's.
+// orgOf is the org the route's handler will act on, so that the request
+// is served where that org is: the token's for any caller but an operator
+// (every handler refuses, or ignores, another org named by one); for an
+// operator, the path's org, else the one the handler reads from the body
+// (a session route: its orgId, else ?orgId=; a block: scope.orgId, else
+// identity.orgId; any other: orgId). "" routes nowhere: the handler
+// answers here.
 func (s *Server) orgOf(c echo.Context, r *route, tok auth.Token) (string, error) {
+	if tok.Role != auth.RoleOperator {
+		return tok.OrgID, nil
+	}
 	if strings.Contains(r.path, ":org") {
 		return c.Param("org"), nil
 	}
-	if o := c.QueryParam("orgId"); o != "" {
-		return o, nil
+	var v struct {
+		OrgID string `json:"orgId"`
+		Scope struct {
+			OrgID string `json:"orgId"`
+		} `json:"scope"`
+		Identity struct {
+			OrgID string `json:"orgId"`
+		} `json:"identity"`
 	}
 	req := c.Request()
 	if r.req != nil && !r.importBody && req.Body != nil && req.Method != http.MethodGet {
@@ -91,12 +112,21 @@ func (s *Server) orgOf(c echo.Context, r *route, tok auth.Token) (string, error)
 			return "", err
 		}
 		req.Body = &trackedBody{ReadCloser: io.NopCloser(bytes.NewReader(body)), done: true}
-		var v struct {
-			OrgID string `json:"orgId"`
-		}
-		if json.Unmarshal(body, &v) == nil && v.OrgID != "" {
-			return v.OrgID, nil
+		if json.Unmarshal(body, &v) != nil {
+			return "", nil // the handler refuses it
 		}
 	}
-	return tok.OrgID, nil
+	switch {
+	case r.path == "/v1/context/graph" || r.path == "/v1/context/rag":
+		if v.Scope.OrgID != "" {
+			return v.Scope.OrgID, nil
+		}
+		return v.Identity.OrgID, nil
+	case strings.HasPrefix(r.path, "/v1/sessions/"):
+		if v.OrgID != "" {
+			return v.OrgID, nil
+		}
+		return c.QueryParam("orgId"), nil
+	}
+	return v.OrgID, nil
 }

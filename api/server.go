@@ -50,6 +50,17 @@ type Cluster interface {
 	// WaitApplied waits, within a bound, until this node has applied the
 	// log positions a request names (SequenceHeader's value).
 	WaitApplied(ctx context.Context, positions string) error
+	// WaitGlobal is WaitApplied for the global log's position alone,
+	// where tokens are written: all that a request whose bearer token
+	// this node does not know yet may wait for before it is
+	// authenticated again.
+	WaitGlobal(ctx context.Context, positions string) error
+	// PrincipalMAC is the MAC, keyed by the cluster secret, of a
+	// principal forwarded with a proxied request (PrincipalHeader).
+	PrincipalMAC(data []byte) []byte
+	// Counters are the logged writes the node refused and the records it
+	// ignored (kgctx_cluster_rejected_writes_total).
+	Counters() ClusterCounters
 	// Route answers none when this node serves org's requests, else the
 	// base URLs of the nodes that do, best first.
 	Route(ctx context.Context, org string) ([]string, error)
@@ -90,6 +101,14 @@ type ClusterStatus struct {
 	Members []ClusterMember `json:"members"`
 }
 
+// ClusterCounters are what a cluster node refused or ignored since it
+// started: per reason, logged writes its appliers refused; per bucket,
+// records without the cluster's MAC.
+type ClusterCounters struct {
+	RejectedWrites map[string]uint64
+	IgnoredRecords map[string]uint64
+}
+
 // ClusterMember is a live node of the cluster.
 type ClusterMember struct {
 	ID      string   `json:"id"`
@@ -97,8 +116,9 @@ type ClusterMember struct {
 	Serving []string `json:"serving"`
 }
 
-// ProxiedHeader marks a request one node forwarded to another: it is
-// served where it lands, never forwarded again.
+// ProxiedHeader marks a request one node forwarded to another. Only a
+// valid PrincipalHeader makes a request forwarded (served where it lands,
+// never forwarded again); this header alone changes nothing.
 const ProxiedHeader = "X-Kgctx-Proxied"
 
 // Timeout defaults (Config).
@@ -124,6 +144,8 @@ type Server struct {
 	// downNodes: cluster nodes a proxied request failed to reach, and
 	// when (api/cluster_route.go).
 	downNodes sync.Map
+	// nonces: the forwarded principals used (api/cluster_principal.go).
+	nonces nonces
 }
 
 // role ranks: a route names the least role it admits.
@@ -176,6 +198,9 @@ func New(cfg Config) (*Server, error) {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	s := &Server{cfg: cfg, app: cfg.App, e: echo.New(), log: cfg.App.Logger, metrics: newMetrics(cfg.App), quota: newQuotas(cfg.App.Settings)}
+	if cfg.Cluster != nil {
+		s.metrics.reg.MustRegister(newClusterCollector(cfg.Cluster))
+	}
 	s.e.HideBanner, s.e.HidePort = true, true
 	s.e.HTTPErrorHandler = s.errorHandler
 	s.e.Use(s.observe, s.recoverPanic)
@@ -207,17 +232,10 @@ func (s *Server) wrap(r *route) echo.HandlerFunc {
 	routed := s.cfg.Cluster != nil && routedByOrg(r)
 	return func(c echo.Context) error {
 		req := c.Request()
-		if s.cfg.Cluster != nil {
-			// Read your writes: the token a request carries may be one
-			// its client just created, so this comes first.
-			if err := s.cfg.Cluster.WaitApplied(req.Context(), req.Header.Get(SequenceHeader)); err != nil {
-				return err
-			}
-		}
 		var tok auth.Token
 		if r.minRole != "" {
 			var err error
-			if tok, err = s.authenticate(req); err != nil {
+			if tok, err = s.authenticate(c); err != nil {
 				return err
 			}
 			if roleRank[tok.Role] < roleRank[r.minRole] {
@@ -226,6 +244,13 @@ func (s *Server) wrap(r *route) echo.HandlerFunc {
 			c.Set(ctxToken, tok)
 			if err := s.quota.allowRequest(tok, r); err != nil {
 				return err
+			}
+			if s.cfg.Cluster != nil {
+				// Read your writes, for a caller known: a request
+				// without a valid token never waits.
+				if err := s.cfg.Cluster.WaitApplied(req.Context(), req.Header.Get(SequenceHeader)); err != nil {
+					return err
+				}
 			}
 		}
 		if req.ContentLength > limit {
@@ -277,19 +302,50 @@ func bodyDone(r *http.Request) bool {
 	return ok && tb.done
 }
 
-const ctxToken = "kgctx.token"
+const (
+	ctxToken = "kgctx.token"
+	// ctxForwarded: the request was proxied here by another node of the
+	// cluster, with a valid principal.
+	ctxForwarded = "kgctx.forwarded"
+)
 
-func (s *Server) authenticate(req *http.Request) (auth.Token, error) {
+// authenticate finds the request's caller: its bearer token's grant or,
+// on a cluster node, the principal another node forwarded with it. A
+// token this node does not know may be one just made on another node: if
+// the request names a position of the global log (where tokens are
+// written), it waits for that position alone, then looks again.
+func (s *Server) authenticate(c echo.Context) (auth.Token, error) {
+	req := c.Request()
+	if sealed := req.Header.Get(PrincipalHeader); sealed != "" && s.cfg.Cluster != nil {
+		tok, err := s.forwarded(req, sealed)
+		if err != nil {
+			return tok, err
+		}
+		c.Set(ctxForwarded, true)
+		return tok, nil
+	}
 	h := req.Header.Get("Authorization")
 	secret, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || strings.TrimSpace(secret) == "" {
+	if secret = strings.TrimSpace(secret); !ok || secret == "" {
 		return auth.Token{}, apiErr(http.StatusUnauthorized, "unauthorized", "missing bearer token: send Authorization: Bearer <token>")
 	}
-	tok, err := s.app.Tokens.LookupToken(strings.TrimSpace(secret))
+	tok, err := s.app.Tokens.LookupToken(secret)
+	if err != nil && s.cfg.Cluster != nil && req.Header.Get(SequenceHeader) != "" {
+		if err := s.cfg.Cluster.WaitGlobal(req.Context(), req.Header.Get(SequenceHeader)); err != nil && !errors.Is(err, service.ErrBadSequence) {
+			return auth.Token{}, err
+		}
+		tok, err = s.app.Tokens.LookupToken(secret)
+	}
 	if err != nil {
 		return auth.Token{}, apiErr(http.StatusUnauthorized, "unauthorized", "unknown token")
 	}
 	return tok, nil
+}
+
+// isForwarded reports whether another node proxied the request here.
+func isForwarded(c echo.Context) bool {
+	f, _ := c.Get(ctxForwarded).(bool)
+	return f
 }
 
 func token(c echo.Context) auth.Token {

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -197,6 +198,13 @@ func runDeployment(ctx context.Context, cfg ClusterConfig, nodes int, alone bool
 	var tb [24]byte
 	crand.Read(tb[:])
 	admin := hex.EncodeToString(tb[:])
+	// The cluster secret every node is given (a private file).
+	var sb [32]byte
+	crand.Read(sb[:])
+	secret := filepath.Join(root, "cluster.secret")
+	if err := os.WriteFile(secret, []byte(hex.EncodeToString(sb[:])), 0o600); err != nil {
+		return run, err
+	}
 	ports, err := freeLoopbackPorts(2 * nodes)
 	if err != nil {
 		return run, err
@@ -224,7 +232,7 @@ func runDeployment(ctx context.Context, cfg ClusterConfig, nodes int, alone bool
 	for i := range nodes {
 		args := []string{"serve", "--data", fmt.Sprintf("%s/n%d", root, i+1), "--addr", "127.0.0.1:0", "--admin-token", admin}
 		if !alone {
-			args = append(args, "--cluster", "bench", "--node-id", fmt.Sprintf("n%d", i+1), "--nats-embed", "--nats-port", "-1",
+			args = append(args, "--cluster", "bench", "--cluster-secret-file", secret, "--node-id", fmt.Sprintf("n%d", i+1), "--nats-embed", "--nats-port", "-1",
 				"--replicas", strconv.Itoa(nodes))
 			if nodes > 1 {
 				args = append(args, "--nats-cluster-port", strconv.Itoa(ports[nodes+i]), "--nats-routes", strings.Join(routes, ","))

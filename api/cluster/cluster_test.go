@@ -52,6 +52,18 @@ func natsCluster(t *testing.T, n int) []*server.Server {
 	return out
 }
 
+// testSecret is the cluster secret of the tests.
+var testSecret = []byte("kgctx-test-cluster-secret-0123456789abcdef")
+
+func testKeys(t testing.TB, cluster string) *Keys {
+	t.Helper()
+	k, err := NewKeys(testSecret, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
 func jsOf(t *testing.T, s *server.Server) jetstream.JetStream {
 	t.Helper()
 	nc, err := nats.Connect(s.ClientURL())
@@ -147,7 +159,7 @@ func TestReplicatedStreamAndPlacement(t *testing.T) {
 			t.Errorf("server %d read %v", i, got)
 		}
 	}
-	p, err := OpenPlacement(ctx, js, "test", 3)
+	p, err := OpenPlacement(ctx, js, testKeys(t, "test"), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +170,7 @@ func TestReplicatedStreamAndPlacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, s := range srvs {
-		q, err := OpenPlacement(ctx, jsOf(t, s), "test", 3)
+		q, err := OpenPlacement(ctx, jsOf(t, s), testKeys(t, "test"), 3)
 		if err != nil {
 			t.Fatal(err)
 		}

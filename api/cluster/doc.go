@@ -9,9 +9,9 @@
 // JetStream stream with Config.Replicas copies; a further stream, GlobalShard, carries the
 // writes every node needs (tokens, policies, operator settings).
 //
-// Members. Every node writes its record (id, advertised URL, shards it
-// serves) to a members bucket each second; a record older than six
-// seconds is a dead node. A shard is held by the Replicas live members of
+// Members. Every node writes its signed record (id, advertised URL,
+// shards it serves) to a members bucket each second and watches the
+// bucket; a record older than six seconds is a dead node. A shard is held by the Replicas live members of
 // highest rendezvous weight for it (every member, for the global log).
 // A node that comes to hold a shard applies its log from where its store
 // stopped (from the start for a new node) and serves it once caught up
@@ -20,13 +20,14 @@
 // has a node answering in full.
 //
 // Writes. The API turns every write into a service.Write and hands it to
-// Node.Write, which publishes it to the org's shard (Publish) and returns
+// Node.Write, which publishes it, signed, to the org's shard (Publish) and returns
 // once JetStream acknowledged it (stored on a majority of the stream's
 // replicas) and this node applied it, with its sequence; the API answers
 // the position in the X-Kgctx-Sequence header. Every holder runs an
 // Applier: it reads the stream in order from the sequence after the last
 // it recorded, applies each write with service.App.Apply, with ids drawn
-// from the stream's name and sequence and the time JetStream stamped on
+// from a seed keyed by the cluster secret, the stream's name and the
+// sequence, and the time JetStream stamped on
 // the message (so every replica ends byte-identical), and records the
 // sequence in its store. A restart resumes there; a write applied twice
 // (a crash between the write and the record) changes nothing the second
@@ -35,13 +36,44 @@
 // never skipped.
 //
 // Reads. Any node that serves the org's shard answers; the others proxy
-// the request to one that does (marked X-Kgctx-Proxied, never forwarded
-// twice; a node that has stopped serving the shard answers such a request
-// 503 rather than from its past). A request naming positions in
-// X-Kgctx-Sequence waits, within Config.ReadWait, until this node has
-// applied them: read-your-writes on any node. Authentication, scopes and
-// the Cedar check run on the answering node, with the tokens and policies
-// of the global log.
+// the request to one that does (never forwarded twice; a node that has
+// stopped serving the shard answers such a request 503 rather than from
+// its past). A request naming positions in X-Kgctx-Sequence waits, once
+// authenticated and within Config.ReadWait, until this node has applied
+// them: read-your-writes on any node. Scopes and the Cedar check run on
+// the answering node, with the policies of the global log.
+//
+// Trust. Everything the cluster trusts derives from one secret
+// (Config.Secret, serve --cluster-secret-file, the same on every node;
+// Keys): the credentials of the embedded NATS servers (one user, limited
+// to the cluster's subjects, the JetStream API and its buckets; routes
+// with a password of their own), and a MAC key per use. Every logged
+// write carries an HMAC-SHA256 over its bytes, its stream, its id, time,
+// origin and part; an Applier refuses (records as applied, counts in
+// Counters, logs) a write without a valid MAC, one stored more than 90 s
+// after it was made or under another message id than its own (a replay:
+// JetStream drops a replay under its own id within the streams' 2-minute
+// duplicate window), one of an org its shard does not hold
+// (Placement.MayHold), and a kind of another log (the global log takes
+// only Write.Global kinds). Member records and placement entries are
+// signedRecords; a value without a valid MAC, and a delete marker, is
+// ignored, and of two valid values of a key the later wins. The
+// placement bucket's marker record, signed, tells a node started with
+// another secret (ErrSecretMismatch); with embedded servers the others
+// refuse its routes first. A logged write's ids are drawn from a seed
+// keyed by the secret. The API forwards a proxied request's caller as a
+// principal MACed with the secret (api.PrincipalHeader), never the
+// caller's bearer token. So a party without the secret, even on a NATS
+// that lets it publish, changes no node's store, membership or routing.
+//
+// Big writes. A write over the connection's max payload is published in
+// parts (Kgctx-Chunk: index/count/bytes, each signed); the Applier keeps
+// the parts in order (and, across a restart, reads them again from the
+// log) and applies the write whole with its last part; parts out of
+// place, of a mismatched set, over Config.MaxWriteBytes or not complete
+// within 2 minutes of the log's time are refused. A write over
+// MaxWriteBytes is refused before anything is published
+// (engine.ErrTooLarge: 413).
 //
 // Failures. With NATS out of reach or without a quorum, a write is
 // refused with service.ErrUnavailable (503, nothing written) and reads go

@@ -1,8 +1,13 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,6 +47,7 @@ func EnsureShard(ctx context.Context, js jetstream.JetStream, cluster, shard str
 	}
 	_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name,
 		Subjects: []string{Subject(cluster, shard)}, Replicas: replicas, Storage: jetstream.FileStorage,
+		Duplicates: dupWindow,
 		// Any replica answers a read of one message: a node catches up
 		// while the stream elects a leader.
 		AllowDirect: true})
@@ -65,53 +71,178 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValu
 	return kv, err
 }
 
-// originHeader names the node that published a write and the write's
-// number there, so that its applier keeps the result for the waiting
-// request.
-const originHeader = "Kgctx-Origin"
+// The headers of a logged write. Every one but the MAC is covered by it,
+// with the stream's name: a write cannot be moved to another stream or
+// have its headers changed without the MAC failing.
+const (
+	// idHeader is the write's id (random); JetStream's Nats-Msg-Id is
+	// derived from it (msgID), so that a replay within the stream's
+	// duplicate window is dropped by JetStream itself.
+	idHeader = "Kgctx-Id"
+	// atHeader is when the publisher made the write (unix milliseconds
+	// of its clock): the applier refuses a write stored far from it (a
+	// replay after the duplicate window).
+	atHeader = "Kgctx-At"
+	// originHeader names the node that published a write, so that its
+	// applier keeps the result for the waiting request.
+	originHeader = "Kgctx-Origin"
+	// chunkHeader marks a part of a write split over several messages:
+	// "INDEX/COUNT/BYTES" (BYTES: the whole write's).
+	chunkHeader = "Kgctx-Chunk"
+	macHeader   = "Kgctx-Mac"
+)
 
-// Publish appends w to the shard's stream and returns its sequence once
-// JetStream has acknowledged it: stored on a majority of the replicas.
-// origin ("" for none) is the originHeader.
-func Publish(ctx context.Context, js jetstream.JetStream, cluster, shard string, w service.Write, origin string) (uint64, error) {
+const (
+	// dupWindow is the streams' duplicate window: JetStream drops a
+	// message whose Nats-Msg-Id it stored within it.
+	dupWindow = 2 * time.Minute
+	// maxAge and maxAhead bound how much earlier or later than the time
+	// JetStream stored it a write may say it was made (clocks of the
+	// nodes and NATS servers differ by less): older is a replay.
+	maxAge   = 90 * time.Second
+	maxAhead = 30 * time.Second
+	// chunkSetWait: the parts of a split write all arrive within it, by
+	// the log's time, or the set is dropped (its publisher died).
+	chunkSetWait = 2 * time.Minute
+	// DefaultMaxWriteBytes bounds a write, split or not (Config).
+	DefaultMaxWriteBytes = 128 << 20
+	// maxChunks bounds the parts of a write.
+	maxChunks = 1 << 16
+)
+
+// msgID is the Nats-Msg-Id of part index of write id (-1: not split).
+func msgID(id string, index int) string {
+	if index < 0 {
+		return id
+	}
+	return id + "." + strconv.Itoa(index)
+}
+
+func (k *Keys) writeMAC(stream string, h nats.Header, data []byte) []byte {
+	return mac(k.log, "write", []byte(stream), []byte(h.Get(idHeader)), []byte(h.Get(atHeader)),
+		[]byte(h.Get(originHeader)), []byte(h.Get(chunkHeader)), data)
+}
+
+func (k *Keys) noticeMAC(stream string, seq []byte) []byte {
+	return mac(k.log, "notice", []byte(stream), seq)
+}
+
+// PublishOptions tune Publish.
+type PublishOptions struct {
+	// Origin is the originHeader ("" for none).
+	Origin string
+	// MaxWriteBytes bounds the write's encoding (default
+	// DefaultMaxWriteBytes): over it, ErrTooLarge.
+	MaxWriteBytes int
+}
+
+// Publish appends w, signed, to the shard's stream and returns its
+// sequence once JetStream has acknowledged it: stored on a majority of
+// the replicas. A write over the connection's max payload is split into
+// parts, published one after the other; its sequence is the last part's,
+// where the appliers apply it whole. A write over o.MaxWriteBytes is
+// refused with engine.ErrTooLarge, nothing published.
+func Publish(ctx context.Context, js jetstream.JetStream, keys *Keys, shard string, w service.Write, o PublishOptions) (uint64, error) {
 	b, err := json.Marshal(w)
 	if err != nil {
 		return 0, err
 	}
-	msg := nats.NewMsg(Subject(cluster, shard))
-	msg.Data = b
-	if origin != "" {
-		msg.Header.Set(originHeader, origin)
+	if o.MaxWriteBytes <= 0 {
+		o.MaxWriteBytes = DefaultMaxWriteBytes
 	}
-	ack, err := js.PublishMsg(ctx, msg)
-	if err != nil {
-		return 0, fmt.Errorf("cluster: publish to %s: %w", shard, err)
+	if len(b) > o.MaxWriteBytes {
+		return 0, fmt.Errorf("%w: the write is %d bytes, over the cluster's limit of %d bytes a write; send it in smaller requests",
+			engine.ErrTooLarge, len(b), o.MaxWriteBytes)
 	}
-	js.Conn().Publish(notifySubject(cluster, shard), strconv.AppendUint(nil, ack.Sequence, 10))
-	return ack.Sequence, nil
+	stream := StreamName(keys.cluster, shard)
+	var id [16]byte
+	rand.Read(id[:])
+	at := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	hdr := func(chunk string, index int) nats.Header {
+		h := nats.Header{}
+		h.Set(idHeader, hex.EncodeToString(id[:]))
+		h.Set(atHeader, at)
+		if o.Origin != "" {
+			h.Set(originHeader, o.Origin)
+		}
+		if chunk != "" {
+			h.Set(chunkHeader, chunk)
+		}
+		h.Set(jetstream.MsgIDHeader, msgID(h.Get(idHeader), index))
+		return h
+	}
+	// Room for the headers in each message.
+	part := int(js.Conn().MaxPayload()) - 4<<10
+	if part < 1<<10 {
+		part = int(js.Conn().MaxPayload()) / 2
+	}
+	var seq uint64
+	n := (len(b) + part - 1) / part
+	for i := 0; i == 0 || i < n; i++ {
+		data, h := b, hdr("", -1)
+		if n > 1 {
+			data = b[i*part : min(len(b), (i+1)*part)]
+			h = hdr(fmt.Sprintf("%d/%d/%d", i, n, len(b)), i)
+		}
+		h.Set(macHeader, base64.StdEncoding.EncodeToString(keys.writeMAC(stream, h, data)))
+		msg := &nats.Msg{Subject: Subject(keys.cluster, shard), Header: h, Data: data}
+		ack, err := js.PublishMsg(ctx, msg)
+		if err != nil {
+			return 0, fmt.Errorf("cluster: publish to %s: %w", shard, err)
+		}
+		seq = ack.Sequence
+	}
+	q := strconv.AppendUint(nil, seq, 10)
+	js.Conn().Publish(notifySubject(keys.cluster, shard), append(append(q, ' '), base64.StdEncoding.EncodeToString(keys.noticeMAC(stream, q))...))
+	return seq, nil
 }
 
 // Applier applies one shard's stream to a store, in order, from the
 // sequence after the last one it recorded: a restarted node resumes where
-// it stopped. A write applies with ids drawn from the stream and its
-// sequence and with the time JetStream stamped on it, so every replica
-// gives it the same ids and times; the applied sequence is recorded after
-// the write, and a write applied twice (a crash between the two) changes
-// nothing the second time (imports merge; observations keep their id).
+// it stopped. A write applies with ids drawn from a seed keyed by the
+// cluster secret, the stream and its sequence, and with the time
+// JetStream stamped on it, so every replica gives it the same ids and
+// times; the applied sequence is recorded after the write, and a write
+// applied twice (a crash between the two) changes nothing the second time
+// (imports merge; observations keep their id).
+//
+// Only the cluster's writes apply: a message without a valid MAC, stored
+// far from the time it names (a replay), of an org the shard does not
+// hold, of a kind that belongs on another stream, or a part of a split
+// write out of place is refused: recorded as applied, so that the log
+// moves on, counted and logged. Every replica refuses it alike.
 type Applier struct {
-	app     *service.App
-	js      jetstream.JetStream
-	stream  string
-	st      jetstream.Stream // the stream's handle, once had
-	subject string
-	key     []byte
-	origin  string // this node's originHeader prefix ("" keeps no results)
-	log     *slog.Logger
+	app      *service.App
+	js       jetstream.JetStream
+	keys     *Keys
+	o        ApplierOptions
+	stream   string
+	shard    string
+	st       jetstream.Stream // the stream's handle, once had
+	subject  string
+	key      []byte
+	log      *slog.Logger
+	parts    map[string]*partial // split writes being received, by id
+	recovery []partialMark       // the split writes to read again at start
 
 	mu      sync.Mutex
 	applied uint64
 	changed chan struct{} // closed and replaced at every applied write
 	results map[uint64]applied
+}
+
+// ApplierOptions configure an Applier.
+type ApplierOptions struct {
+	// Origin is this node's originHeader: the results of the writes it
+	// published are kept for Result ("" keeps none).
+	Origin string
+	// Places reports whether the shard's log may hold writes of org
+	// (Placement.MayHold); required but for the global log.
+	Places func(ctx context.Context, org, shard string) (bool, error)
+	// MaxWriteBytes bounds a split write (default DefaultMaxWriteBytes).
+	MaxWriteBytes int
+	// Rejected is told the reason of every write refused (nil: none).
+	Rejected func(reason string)
 }
 
 // applied is the outcome of a write this node published.
@@ -120,12 +251,36 @@ type applied struct {
 	err error
 }
 
+// partial is a split write whose parts are arriving.
+type partial struct {
+	id, at, origin string
+	count, size    int
+	next           int       // the index of the part expected next
+	last           uint64    // the sequence of the last part taken
+	first          uint64    // the sequence of part 0
+	since          time.Time // when the log stored part 0
+	data           []byte
+}
+
+// partialMark is a partial as the applied record keeps it: enough to
+// read its parts again after a restart.
+type partialMark struct {
+	ID    string `json:"id"`
+	First uint64 `json:"first"`
+}
+
 // NewApplier reads the sequence app's store has applied of the shard's
-// stream. origin is this node's id: the results of the writes it
-// published are kept for Result.
-func NewApplier(app *service.App, js jetstream.JetStream, cluster, shard, origin string) (*Applier, error) {
-	a := &Applier{app: app, js: js, stream: StreamName(cluster, shard), subject: notifySubject(cluster, shard), changed: make(chan struct{}), origin: origin,
-		results: map[uint64]applied{}, log: app.Logger}
+// stream.
+func NewApplier(app *service.App, js jetstream.JetStream, keys *Keys, shard string, o ApplierOptions) (*Applier, error) {
+	if shard != GlobalShard && o.Places == nil {
+		return nil, errors.New("BUG: cluster: an applier of a shard without ApplierOptions.Places")
+	}
+	if o.MaxWriteBytes <= 0 {
+		o.MaxWriteBytes = DefaultMaxWriteBytes
+	}
+	a := &Applier{app: app, js: js, keys: keys, o: o, stream: StreamName(keys.cluster, shard), shard: shard,
+		subject: notifySubject(keys.cluster, shard), changed: make(chan struct{}), results: map[uint64]applied{},
+		parts: map[string]*partial{}, log: app.Logger}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -135,8 +290,11 @@ func NewApplier(app *service.App, js jetstream.JetStream, cluster, shard, origin
 	case errors.Is(err, engine.ErrNotFound):
 	case err != nil:
 		return nil, err
-	case len(v) == 8:
+	case len(v) >= 8:
 		a.applied = binary.BigEndian.Uint64(v)
+		if len(v) > 8 && json.Unmarshal(v[8:], &a.recovery) != nil {
+			return nil, fmt.Errorf("cluster: applied record of %s: undecodable split writes", a.stream)
+		}
 	default:
 		return nil, fmt.Errorf("cluster: applied sequence of %s: %d bytes", a.stream, len(v))
 	}
@@ -206,9 +364,21 @@ func (a *Applier) Run(ctx context.Context) error {
 	return nil
 }
 
+// get reads message seq of the stream (nil, nil: not written yet).
+func (a *Applier) get(ctx context.Context, seq uint64) (*jetstream.RawStreamMsg, error) {
+	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	m, err := a.st.GetMsg(gctx, seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, nil
+	}
+	return m, err
+}
+
 // follow reads the stream from the sequence after the last applied until
 // an error: message by message (a direct get, which any replica answers),
-// woken by the publishers' notices and, failing those, every second.
+// woken by the publishers' signed notices and, failing those, every
+// second.
 func (a *Applier) follow(ctx context.Context) error {
 	if a.st == nil {
 		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -218,6 +388,9 @@ func (a *Applier) follow(ctx context.Context) error {
 			return fmt.Errorf("cluster: stream %s: %w", a.stream, err)
 		}
 		a.st = st
+	}
+	if err := a.recover(ctx); err != nil {
+		return err
 	}
 	wake := make(chan *nats.Msg, 64)
 	sub, err := a.js.Conn().ChanSubscribe(a.subject, wake)
@@ -229,25 +402,23 @@ func (a *Applier) follow(ctx context.Context) error {
 	for {
 		for {
 			seq := a.Applied() + 1
-			gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			m, err := a.st.GetMsg(gctx, seq)
-			cancel()
+			m, err := a.get(ctx, seq)
 			if ctx.Err() != nil {
 				return nil
 			}
-			if errors.Is(err, jetstream.ErrMsgNotFound) && seq <= known {
+			if err != nil {
+				return err
+			}
+			if m == nil && seq <= known {
 				// Written, but the replica that answered has not stored
 				// it yet: ask again in a moment.
 				time.Sleep(5 * time.Millisecond)
 				continue
 			}
-			if errors.Is(err, jetstream.ErrMsgNotFound) {
+			if m == nil {
 				break // not written yet
 			}
-			if err != nil {
-				return err
-			}
-			if err := a.apply(ctx, seq, m.Time, m.Header.Get(originHeader), m.Data); err != nil {
+			if err := a.apply(ctx, seq, m); err != nil {
 				return fmt.Errorf("cluster: apply %s #%d: %w", a.stream, seq, err)
 			}
 		}
@@ -256,7 +427,7 @@ func (a *Applier) follow(ctx context.Context) error {
 			return nil
 		case m := <-wake:
 			for more := true; more; {
-				if q, err := strconv.ParseUint(string(m.Data), 10, 64); err == nil {
+				if q, ok := a.notice(m.Data); ok {
 					known = max(known, q)
 				}
 				select {
@@ -270,29 +441,280 @@ func (a *Applier) follow(ctx context.Context) error {
 	}
 }
 
-func (a *Applier) apply(ctx context.Context, seq uint64, at time.Time, origin string, data []byte) error {
-	var w service.Write
-	var res service.WriteResult
-	err := json.Unmarshal(data, &w)
-	if err != nil {
-		err = fmt.Errorf("%w: undecodable write: %v", engine.ErrInvalidInput, err)
-	} else {
-		res, err = a.app.Apply(ctx, w, service.ApplyOptions{Now: at.UTC(), IDs: engine.NewIDSource([]byte(fmt.Sprintf("%s/%d", a.stream, seq)))})
+// notice reads a publisher's notice "SEQ MAC"; a notice without a valid
+// MAC is none (a forged one would keep the applier asking for a message
+// that will not come).
+func (a *Applier) notice(b []byte) (uint64, bool) {
+	q, m, ok := bytes.Cut(b, []byte(" "))
+	if !ok {
+		return 0, false
 	}
-	if err != nil && !service.Refused(err) {
-		return err // this replica's own failure: try again
+	sig, err := base64.StdEncoding.DecodeString(string(m))
+	seq, perr := strconv.ParseUint(string(q), 10, 64)
+	if err != nil || perr != nil || !hmac.Equal(sig, a.keys.noticeMAC(a.stream, q)) {
+		return 0, false
+	}
+	return seq, true
+}
+
+// recover reads again, after a restart, the parts of the split writes
+// that were incomplete when the applied record was written.
+func (a *Applier) recover(ctx context.Context) error {
+	if len(a.recovery) == 0 {
+		return nil
+	}
+	ids := map[string]bool{}
+	from := a.Applied()
+	for _, p := range a.recovery {
+		ids[p.ID] = true
+		from = min(from, p.First)
+	}
+	a.parts = map[string]*partial{}
+	for seq := from; seq <= a.Applied(); seq++ {
+		m, err := a.get(ctx, seq)
+		if err != nil {
+			return err
+		}
+		if m == nil || !ids[m.Header.Get(idHeader)] {
+			continue
+		}
+		if reason, _ := a.check(seq, m); reason == "" {
+			a.part(m) // a part refused now was refused before
+		}
+	}
+	a.recovery = nil
+	return nil
+}
+
+// refusal is a write refused for what it is, not by the service.
+type refusal struct {
+	reason string
+	err    error
+}
+
+// check verifies message seq, m: the log's own headers, its MAC, its
+// other headers and its age; "" when the cluster wrote it.
+func (a *Applier) check(seq uint64, m *jetstream.RawStreamMsg) (string, error) {
+	h := m.Header
+	sig, err := base64.StdEncoding.DecodeString(h.Get(macHeader))
+	if err != nil || len(sig) == 0 || !hmac.Equal(sig, a.keys.writeMAC(a.stream, h, m.Data)) {
+		return RejectMAC, fmt.Errorf("%w: a write without the cluster's MAC", engine.ErrForbidden)
+	}
+	if err := logHeaders(seq, m); err != nil {
+		// A write of the cluster published again with the headers it
+		// was read with.
+		return RejectStale, err
+	}
+	index := -1
+	if c := h.Get(chunkHeader); c != "" {
+		i, _, ok := strings.Cut(c, "/")
+		n, err := strconv.Atoi(i)
+		if !ok || err != nil {
+			return RejectChunk, fmt.Errorf("%w: a part of a write marked %q", engine.ErrInvalidInput, c)
+		}
+		index = n
+	}
+	if h.Get(jetstream.MsgIDHeader) != msgID(h.Get(idHeader), index) {
+		// A signed write published again under another message id, to
+		// get past JetStream's duplicate window.
+		return RejectStale, fmt.Errorf("%w: a write replayed under another message id", engine.ErrForbidden)
+	}
+	ms, err := strconv.ParseInt(h.Get(atHeader), 10, 64)
+	if err != nil {
+		return RejectWrite, fmt.Errorf("%w: a write without its time", engine.ErrInvalidInput)
+	}
+	if d := m.Time.Sub(time.UnixMilli(ms)); d > maxAge || d < -maxAhead {
+		return RejectStale, fmt.Errorf("%w: the write was made %s before the log stored it (a replay, or clocks that differ by more than %s)",
+			service.ErrUnavailable, d.Round(time.Millisecond), maxAhead)
+	}
+	return "", nil
+}
+
+// logHeaders checks the headers JetStream adds to a message it returns
+// (its sequence, time, stream, subject): a publisher that set one too
+// would have it read first, and taken for the log's.
+func logHeaders(seq uint64, m *jetstream.RawStreamMsg) error {
+	for k, v := range m.Header {
+		if strings.HasPrefix(k, "Nats-") && len(v) != 1 {
+			return fmt.Errorf("%w: a write carrying the log's own header %s", engine.ErrForbidden, k)
+		}
+	}
+	if m.Sequence != seq {
+		return fmt.Errorf("%w: message %d read as %d", engine.ErrForbidden, seq, m.Sequence)
+	}
+	return nil
+}
+
+// part takes a part of a split write; it returns the whole write's
+// bytes with its last part (the set stays in a.parts until the caller
+// has recorded it), and a refusal for a part out of place. A part taken
+// again (its record failed) is not taken twice.
+func (a *Applier) part(m *jetstream.RawStreamMsg) ([]byte, *refusal) {
+	h := m.Header
+	id := h.Get(idHeader)
+	bad := func(format string, v ...any) ([]byte, *refusal) {
+		delete(a.parts, id)
+		return nil, &refusal{RejectChunk, fmt.Errorf("%w: split write %s: %s", engine.ErrInvalidInput, id, fmt.Sprintf(format, v...))}
+	}
+	var i, n, size int
+	if _, err := fmt.Sscanf(h.Get(chunkHeader), "%d/%d/%d", &i, &n, &size); err != nil || n < 2 || n > maxChunks || i < 0 || i >= n || size < n {
+		return bad("part %q", h.Get(chunkHeader))
+	}
+	if size > a.o.MaxWriteBytes {
+		return bad("%d bytes, over the limit of %d", size, a.o.MaxWriteBytes)
+	}
+	p := a.parts[id]
+	switch {
+	case p != nil && p.last == m.Sequence:
+		// Taken already.
+	case i == 0 && p != nil:
+		return bad("part 0 twice")
+	case i == 0:
+		p = &partial{id: id, at: h.Get(atHeader), origin: h.Get(originHeader), count: n, size: size, first: m.Sequence, since: m.Time,
+			data: make([]byte, 0, min(size, 64<<20))}
+		a.parts[id] = p
+		fallthrough
+	case p != nil && i == p.next && n == p.count && size == p.size && h.Get(atHeader) == p.at && h.Get(originHeader) == p.origin:
+		p.data = append(p.data, m.Data...)
+		p.next, p.last = p.next+1, m.Sequence
+	case p == nil:
+		return bad("part %d without the parts before it", i)
+	default:
+		return bad("part %d of %d does not follow the parts before it", i, n)
+	}
+	if len(p.data) > p.size || (i == n-1 && len(p.data) != p.size) {
+		return bad("%d bytes, not the %d it said", len(p.data), p.size)
+	}
+	if i < n-1 {
+		return nil, nil
+	}
+	return p.data, nil
+}
+
+// expire drops the split writes whose parts stopped coming, by the time
+// of the log (the same on every replica).
+func (a *Applier) expire(now time.Time) {
+	for id, p := range a.parts {
+		if now.Sub(p.since) > chunkSetWait {
+			delete(a.parts, id)
+			a.rejected(RejectChunk, p.first, fmt.Errorf("split write %s: incomplete after %s (%d bytes of %d)", id, chunkSetWait, len(p.data), p.size))
+		}
+	}
+}
+
+func (a *Applier) rejected(reason string, seq uint64, err error) {
+	if a.o.Rejected != nil {
+		a.o.Rejected(reason)
+	}
+	a.log.Warn("cluster: a logged write refused", "stream", a.stream, "seq", seq, "reason", reason, "err", err)
+}
+
+// apply applies message seq, m (or takes it as a part of a split write)
+// and records seq.
+func (a *Applier) apply(ctx context.Context, seq uint64, m *jetstream.RawStreamMsg) error {
+	var res service.WriteResult
+	var err error
+	trusted := false
+	if logHeaders(seq, m) == nil {
+		a.expire(m.Time)
+	}
+	reason, cerr := a.check(seq, m)
+	data := m.Data
+	var rej *refusal
+	split := "" // the id of a split write whose last part this is
+	switch {
+	case reason != "":
+		rej = &refusal{reason, cerr}
+	case m.Header.Get(chunkHeader) != "":
+		trusted = true
+		data, rej = a.part(m)
+		if data == nil && rej == nil {
+			// A part: nothing to apply until the last one.
+			return a.record(seq, false, res, nil)
+		}
+		if rej == nil {
+			split = m.Header.Get(idHeader)
+		}
+	default:
+		trusted = true
+	}
+	if rej == nil {
+		var w service.Write
+		if json.Unmarshal(data, &w) != nil {
+			rej = &refusal{RejectWrite, fmt.Errorf("%w: undecodable write", engine.ErrInvalidInput)}
+		} else if rej, err = a.admit(ctx, w); err != nil {
+			return err // the placement is out of reach: try again
+		} else if rej == nil {
+			res, err = a.app.Apply(ctx, w, service.ApplyOptions{Now: m.Time.UTC(), IDs: engine.NewIDSource(a.keys.idSeed(a.stream, seq))})
+			if err != nil && !service.Refused(err) {
+				return err // this replica's own failure: try again
+			}
+		}
+	}
+	if rej != nil {
+		a.rejected(rej.reason, seq, rej.err)
+		err = rej.err
 	}
 	// A refused write was refused on every replica alike; it is recorded
 	// as applied and answered with its error.
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], seq)
-	if err := a.app.Store.KV().Update(func(txn *badger.Txn) error { return txn.Set(a.key, b[:]) }); err != nil {
+	if err := a.record(seq, trusted && m.Header.Get(originHeader) == a.o.Origin && a.o.Origin != "", res, err); err != nil {
 		return err
 	}
-	res.Seq, res.Shard = seq, shardOfStream(a.stream)
+	if split != "" {
+		delete(a.parts, split) // applied whole
+	}
+	return nil
+}
+
+// admit checks that w belongs on this stream: a global kind on the global
+// log, any other on the shard its org is placed on.
+func (a *Applier) admit(ctx context.Context, w service.Write) (*refusal, error) {
+	if w.Global() != (a.shard == GlobalShard) {
+		return &refusal{RejectKind, fmt.Errorf("%w: a write of kind %q on the log of %s", engine.ErrInvalidInput, w.Kind, a.shard)}, nil
+	}
+	if a.shard == GlobalShard {
+		return nil, nil
+	}
+	if engine.ValidateID(w.Org) != nil {
+		return &refusal{RejectShard, fmt.Errorf("%w: a write of kind %q names no valid org", engine.ErrInvalidInput, w.Kind)}, nil
+	}
+	ok, err := a.o.Places(ctx, w.Org, a.shard)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return &refusal{RejectShard, fmt.Errorf("%w: org %s is not placed on shard %s; retry", service.ErrUnavailable, w.Org, a.shard)}, nil
+	}
+	return nil, nil
+}
+
+// record notes seq applied in the store (with the split writes still
+// incomplete, to read again after a restart) and, for a write this node
+// published, its result.
+func (a *Applier) record(seq uint64, keep bool, res service.WriteResult, err error) error {
+	v := binary.BigEndian.AppendUint64(nil, seq)
+	if len(a.parts) > 0 {
+		marks := make([]partialMark, 0, len(a.parts))
+		for _, p := range a.parts {
+			if p.next < p.count { // a complete one is applied with this record
+				marks = append(marks, partialMark{ID: p.id, First: p.first})
+			}
+		}
+		if len(marks) > 0 {
+			b, jerr := json.Marshal(marks)
+			if jerr != nil {
+				return jerr
+			}
+			v = append(v, b...)
+		}
+	}
+	if err := a.app.Store.KV().Update(func(txn *badger.Txn) error { return txn.Set(a.key, v) }); err != nil {
+		return err
+	}
+	res.Seq, res.Shard = seq, a.shard
 	a.mu.Lock()
 	a.applied = seq
-	if a.origin != "" && origin == a.origin {
+	if keep {
 		a.results[seq] = applied{res, err}
 		if len(a.results) > keptResults {
 			for s := range a.results {

@@ -96,7 +96,7 @@ func TestReplicasApplyInOrder(t *testing.T) {
 		done chan error
 	}
 	start := func(r *replica, js jetstream.JetStream) {
-		ap, err := NewApplier(r.app, js, "test", "s0", "")
+		ap, err := NewApplier(r.app, js, testKeys(t, "test"), "s0", ApplierOptions{Places: everywhere})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func TestReplicasApplyInOrder(t *testing.T) {
 						wr = service.Write{Kind: service.WriteInjectionLog, Org: ten.Org, Project: ten.Project, Log: &sessionlog.InjectionLog{
 							SessionID: ses, OrgID: ten.Org, ProjectID: ten.Project, WorkType: "bug_fix", QueryText: fmt.Sprintf("q %d", i)}}
 					}
-					seq, err := Publish(ctx, js, "test", "s0", wr, "")
+					seq, err := Publish(ctx, js, testKeys(t, "test"), "s0", wr, PublishOptions{})
 					if err != nil {
 						t.Error(err)
 						return
@@ -221,6 +221,9 @@ func TestReplicasApplyInOrder(t *testing.T) {
 		<-r.done
 	}
 }
+
+// everywhere places every org on every shard.
+func everywhere(context.Context, string, string) (bool, error) { return true, nil }
 
 // openApp opens an App on dir, closed at the test's end unless closed
 // before.

@@ -3,8 +3,11 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -23,6 +26,27 @@ type EmbedOptions struct {
 	Cluster     string
 	ClusterPort int
 	Routes      []string
+	// Keys, when set, require credentials derived from the cluster secret
+	// of every client (one user, limited to the cluster's subjects) and
+	// route; nil serves anyone (tests of an open NATS).
+	Keys *Keys
+	// MaxPayload bounds a message (default 1 MiB, NATS's).
+	MaxPayload int32
+	// Logger receives the server's log lines when $KGCTX_NATS_LOG is set.
+	Logger *slog.Logger
+}
+
+// Permissions of a node on its cluster's embedded NATS: its own subjects,
+// the JetStream API, its buckets' subjects, the replies of its requests
+// and the flow control of its consumers (TestEmbeddedNATSPermissions
+// finds each needed).
+func nodePermissions(cluster string) *server.Permissions {
+	pub := []string{"kgctx." + cluster + ".>",
+		"$JS.API.INFO", "$JS.API.STREAM.INFO.*", "$JS.API.STREAM.CREATE.*", "$JS.API.DIRECT.GET.>",
+		"$JS.API.CONSUMER.CREATE.>", "$JS.API.CONSUMER.DELETE.>",
+		"$KV.kgctx_" + cluster + "_placement.>", "$KV.kgctx_" + cluster + "_nodes.>"}
+	sub := []string{"kgctx." + cluster + ".>", "_INBOX.>"}
+	return &server.Permissions{Publish: &server.SubjectPermission{Allow: pub}, Subscribe: &server.SubjectPermission{Allow: sub}}
 }
 
 // StartNATS starts an embedded nats-server with JetStream and waits until
@@ -32,13 +56,23 @@ func StartNATS(o EmbedOptions) (*server.Server, error) {
 		o.Host = "127.0.0.1"
 	}
 	opts := &server.Options{ServerName: o.Name, Host: o.Host, Port: o.Port, JetStream: true, StoreDir: o.StoreDir,
-		NoSigs: true, NoLog: os.Getenv("KGCTX_NATS_LOG") == "", Logtime: true}
+		NoSigs: true, NoLog: true, MaxPayload: o.MaxPayload}
+	if o.Keys != nil {
+		user, pass := o.Keys.NATSUser()
+		opts.Users = []*server.User{{Username: user, Password: pass, Permissions: nodePermissions(o.Keys.cluster)}}
+	}
 	if o.Cluster != "" {
 		opts.Cluster = server.ClusterOpts{Name: o.Cluster, Host: o.Host, Port: o.ClusterPort}
+		if o.Keys != nil {
+			opts.Cluster.Username, opts.Cluster.Password = natsUser, o.Keys.natsRoute
+		}
 		for _, r := range o.Routes {
 			u, err := url.Parse(r)
 			if err != nil {
 				return nil, fmt.Errorf("cluster: route %q: %w", r, err)
+			}
+			if o.Keys != nil && u.User == nil {
+				u.User = url.UserPassword(natsUser, o.Keys.natsRoute)
 			}
 			opts.Routes = append(opts.Routes, u)
 		}
@@ -47,15 +81,78 @@ func StartNATS(o EmbedOptions) (*server.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: nats-server: %w", err)
 	}
-	if !opts.NoLog {
-		s.ConfigureLogger()
+	lg := &natsLogger{log: o.Logger, verbose: os.Getenv("KGCTX_NATS_LOG") != "", refused: map[string]time.Time{}}
+	if lg.log == nil {
+		lg.log = slog.Default()
 	}
+	s.SetLogger(lg, false, false)
+	embedded.Store(s, lg)
 	go s.Start()
 	if !s.ReadyForConnections(20 * time.Second) {
 		s.Shutdown()
 		return nil, fmt.Errorf("cluster: nats-server %s did not start", o.Name)
 	}
 	return s, nil
+}
+
+// embedded maps the servers StartNATS started to their loggers.
+var embedded sync.Map // *server.Server -> *natsLogger
+
+// natsLogger passes an embedded server's log to slog ($KGCTX_NATS_LOG)
+// and notes the routes that refused this server's credentials, or whose
+// credentials it refused: the sign of a cluster secret that differs.
+type natsLogger struct {
+	log     *slog.Logger
+	verbose bool
+
+	mu      sync.Mutex
+	refused map[string]time.Time // remote route address -> when
+}
+
+func (l *natsLogger) note(level slog.Level, format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	remote, rest, route := strings.Cut(msg, " - rid:")
+	switch {
+	case route && strings.Contains(rest, "Route Error") && strings.Contains(rest, "Authorization Violation"):
+		// A server this one dialled refused its route credentials.
+		l.mu.Lock()
+		_, seen := l.refused[remote]
+		l.refused[remote] = time.Now()
+		l.mu.Unlock()
+		if !seen {
+			l.log.Warn("cluster: the NATS server at this route refused this server's credentials: its cluster secret differs from this node's", "route", remote)
+		}
+	case route && strings.Contains(rest, "authentication error"):
+		l.log.Debug("cluster: a NATS route was refused: its credentials are not of this cluster's secret", "from", remote)
+	}
+	if l.verbose {
+		l.log.Log(context.Background(), level, "nats: "+msg)
+	}
+}
+
+func (l *natsLogger) Noticef(format string, v ...any) { l.note(slog.LevelInfo, format, v...) }
+func (l *natsLogger) Warnf(format string, v ...any)   { l.note(slog.LevelWarn, format, v...) }
+func (l *natsLogger) Fatalf(format string, v ...any)  { l.note(slog.LevelError, format, v...) }
+func (l *natsLogger) Errorf(format string, v ...any)  { l.note(slog.LevelError, format, v...) }
+func (l *natsLogger) Debugf(format string, v ...any) {
+	if l.verbose {
+		l.note(slog.LevelDebug, format, v...)
+	}
+}
+func (l *natsLogger) Tracef(string, ...any) {}
+
+// routesRefused says whether the embedded server s is cut off from its
+// NATS cluster by credentials: no route up, and the servers of all its
+// routes but one (itself, listed among them) refused its credentials.
+func routesRefused(s *server.Server, routes int) bool {
+	v, ok := embedded.Load(s)
+	if !ok || routes == 0 || s.NumRoutes() > 0 {
+		return false
+	}
+	l := v.(*natsLogger)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.refused) >= max(1, routes-1)
 }
 
 // WaitJetStream waits until every server's JetStream answers: in a

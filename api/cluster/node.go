@@ -4,15 +4,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	neturl "net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -49,6 +51,18 @@ type Config struct {
 	// (default 10 s).
 	ReadWait time.Duration
 	Logger   *slog.Logger
+	// Secret is the cluster secret (ReadSecret), the same on every node:
+	// the embedded NATS servers' credentials and every MAC (logged
+	// writes, members, placement, forwarded principals) derive from it.
+	Secret []byte
+	// NATSCreds, NATSTLSCert, NATSTLSKey and NATSTLSCA authenticate to
+	// an external NATS (a user:password in NATSURL works too); without
+	// creds nor a URL user, the node presents the user and password
+	// derived from Secret, which a kgctx node's embedded server requires.
+	NATSCreds, NATSTLSCert, NATSTLSKey, NATSTLSCA string
+	// MaxWriteBytes bounds a write (default DefaultMaxWriteBytes); one
+	// over the NATS max payload is split, one over this refused (413).
+	MaxWriteBytes int
 }
 
 // Errors a node answers with.
@@ -60,13 +74,14 @@ var (
 
 var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
-// member is a node's record in the members bucket, refreshed every
-// heartbeat.
+// member is a node's record in the members bucket (a signedRecord),
+// refreshed every heartbeat.
 type member struct {
 	ID      string   `json:"id"`
 	URL     string   `json:"url"`
-	Serving []string `json:"serving"` // shards applied up to date and served
-	At      int64    `json:"at"`      // unix milliseconds of the heartbeat
+	Serving []string `json:"serving"`        // shards applied up to date and served
+	At      int64    `json:"at"`             // unix milliseconds of the heartbeat
+	Left    bool     `json:"left,omitempty"` // the node left (Close)
 }
 
 const (
@@ -91,6 +106,11 @@ type Node struct {
 	shards []string
 	nodes  jetstream.KeyValue
 	origin string
+	keys   *Keys
+	count  counters
+	// natsErrs counts the errors NATS reported asynchronously
+	// (permissions violations among them).
+	natsErrs atomic.Int64
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -99,6 +119,15 @@ type Node struct {
 	mu      sync.Mutex
 	running map[string]*follower // shards applied here
 	members map[string]member    // live members, self included
+	seen    map[string]seenMember
+	// watching: the members bucket's watcher runs (seen is current).
+	watching bool
+}
+
+// seenMember is the latest valid record of a node the watcher saw.
+type seenMember struct {
+	m  member
+	at int64 // the signed record's time
 }
 
 type follower struct {
@@ -147,12 +176,19 @@ func Start(ctx context.Context, app *service.App, cfg Config) (*Node, error) {
 	if cfg.ReadWait <= 0 {
 		cfg.ReadWait = 10 * time.Second
 	}
+	if cfg.MaxWriteBytes <= 0 {
+		cfg.MaxWriteBytes = DefaultMaxWriteBytes
+	}
+	keys, err := NewKeys(cfg.Secret, cfg.Cluster)
+	if err != nil {
+		return nil, err
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	n := &Node{cfg: cfg, app: app, log: log, running: map[string]*follower{}, members: map[string]member{}}
-	var b [6]byte
+	n := &Node{cfg: cfg, app: app, log: log, keys: keys, running: map[string]*follower{}, members: map[string]member{}, seen: map[string]seenMember{}}
+	var b [16]byte
 	rand.Read(b[:])
 	n.origin = cfg.NodeID + "/" + hex.EncodeToString(b[:])
 	ok := false
@@ -163,7 +199,12 @@ func Start(ctx context.Context, app *service.App, cfg Config) (*Node, error) {
 	}()
 	url := cfg.NATSURL
 	if cfg.Embed != nil {
-		s, err := StartNATS(*cfg.Embed)
+		e := *cfg.Embed
+		e.Keys = keys
+		if e.Logger == nil {
+			e.Logger = log
+		}
+		s, err := StartNATS(e)
 		if err != nil {
 			return nil, err
 		}
@@ -172,18 +213,17 @@ func Start(ctx context.Context, app *service.App, cfg Config) (*Node, error) {
 	if url == "" {
 		return nil, errors.New("cluster: a NATS URL or an embedded server is required")
 	}
-	nc, err := nats.Connect(url, nats.Name("kgctx "+cfg.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
-	if err != nil {
-		return nil, fmt.Errorf("cluster: connect to NATS at %s: %w", url, err)
-	}
-	n.nc = nc
-	if n.js, err = jetstream.New(nc); err != nil {
+	if err := n.connect(url); err != nil {
 		return nil, err
 	}
 	// A cluster being formed has no JetStream meta leader for a while:
-	// the setup is retried until ctx ends.
+	// the setup is retried until ctx ends, or until it is clear that the
+	// cluster's secret is another.
 	if err := retry(ctx, func(ctx context.Context) error {
 		err := n.setup(ctx)
+		if err != nil && n.ns != nil && routesRefused(n.ns, len(cfg.Embed.Routes)) {
+			return fmt.Errorf("%w from the other nodes': the NATS servers of --nats-routes refused this server's route credentials (derived from --cluster-secret-file)", ErrSecretMismatch)
+		}
 		if err != nil {
 			log.Debug("cluster: set-up (retried)", "err", err)
 		}
@@ -193,6 +233,9 @@ func Start(ctx context.Context, app *service.App, cfg Config) (*Node, error) {
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	if err := retry(ctx, func(ctx context.Context) error { return n.place.Watch(n.ctx) }); err != nil {
+		return nil, err
+	}
+	if err := retry(ctx, func(ctx context.Context) error { return n.watchMembers(n.ctx) }); err != nil {
 		return nil, err
 	}
 	if err := n.beat(ctx); err != nil {
@@ -208,9 +251,66 @@ func Start(ctx context.Context, app *service.App, cfg Config) (*Node, error) {
 	return n, nil
 }
 
-// retry calls f until it succeeds or ctx ends. Each attempt's timeout
-// grows from 1 to 8 s: a forming cluster answers at
-// once or not at all, a loaded one slowly.
+// connect connects to NATS at url (comma-separated URLs) with the
+// credentials of the configuration.
+func (n *Node) connect(url string) error {
+	cfg := n.cfg
+	opts := []nats.Option{nats.Name("kgctx " + cfg.NodeID), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			n.natsErrs.Add(1)
+			subject := ""
+			if sub != nil {
+				subject = sub.Subject
+			}
+			n.log.Warn("cluster: NATS reported an error", "subject", subject, "err", err)
+		})}
+	derived := false
+	switch {
+	case cfg.NATSCreds != "":
+		opts = append(opts, nats.UserCredentials(cfg.NATSCreds))
+	case strings.Contains(redact(url), "@"):
+		// The URL's user and password.
+	default:
+		user, pass := n.keys.NATSUser()
+		opts = append(opts, nats.UserInfo(user, pass))
+		derived = true
+	}
+	if cfg.NATSTLSCert != "" || cfg.NATSTLSKey != "" {
+		opts = append(opts, nats.ClientCert(cfg.NATSTLSCert, cfg.NATSTLSKey))
+	}
+	if cfg.NATSTLSCA != "" {
+		opts = append(opts, nats.RootCAs(cfg.NATSTLSCA))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if errors.Is(err, nats.ErrAuthorization) && derived {
+		return fmt.Errorf("%w from the one the NATS servers at %s were started with: they refused the credentials derived from --cluster-secret-file (for a NATS of your own, give --nats-creds or a user:password in --nats-url)",
+			ErrSecretMismatch, redact(url))
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: connect to NATS at %s: %w", redact(url), err)
+	}
+	n.nc = nc
+	if n.js, err = jetstream.New(nc); err != nil {
+		return err
+	}
+	return nil
+}
+
+// redact is url (comma-separated URLs) without passwords.
+func redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if u, err := neturl.Parse(strings.TrimSpace(p)); err == nil {
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// retry calls f until it succeeds or ctx ends, or f finds the cluster
+// secret differs (ErrSecretMismatch). Each attempt's timeout grows from 1
+// to 8 s: a forming cluster answers at once or not at all, a loaded one
+// slowly.
 func retry(ctx context.Context, f func(context.Context) error) error {
 	for wait := time.Second; ; wait = min(2*wait, 8*time.Second) {
 		actx, cancel := context.WithTimeout(ctx, wait)
@@ -218,6 +318,9 @@ func retry(ctx context.Context, f func(context.Context) error) error {
 		cancel()
 		if err == nil {
 			return nil
+		}
+		if errors.Is(err, ErrSecretMismatch) {
+			return err
 		}
 		select {
 		case <-ctx.Done():
@@ -229,11 +332,14 @@ func retry(ctx context.Context, f func(context.Context) error) error {
 
 func (n *Node) setup(ctx context.Context) error {
 	var err error
-	if n.place, err = OpenPlacement(ctx, n.js, n.cfg.Cluster, n.cfg.Replicas); err != nil {
+	if n.place, err = OpenPlacement(ctx, n.js, n.keys, n.cfg.Replicas); err != nil {
 		return err
 	}
-	b, _ := json.Marshal(n.cfg.Shards)
-	if _, err := n.place.kv.Create(ctx, "shards", b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+	n.place.bad = func(key string) { n.ignored("placement", key) }
+	if err := n.place.CheckMarker(ctx); err != nil {
+		return err
+	}
+	if err := n.place.createShards(ctx, n.cfg.Shards); err != nil {
 		return err
 	}
 	if n.shards, err = n.place.Shards(ctx); err != nil {
@@ -244,9 +350,20 @@ func (n *Node) setup(ctx context.Context) error {
 			return fmt.Errorf("cluster: stream of shard %s: %w", s, err)
 		}
 	}
-	n.nodes, err = ensureKV(ctx, n.js, jetstream.KeyValueConfig{Bucket: "kgctx_" + n.cfg.Cluster + "_nodes",
+	n.nodes, err = ensureKV(ctx, n.js, jetstream.KeyValueConfig{Bucket: MembersBucket(n.cfg.Cluster),
 		Replicas: n.cfg.Replicas, TTL: time.Minute})
 	return err
+}
+
+// MembersBucket names the members bucket of cluster.
+func MembersBucket(cluster string) string { return "kgctx_" + cluster + "_nodes" }
+
+// ignored counts and logs a value of bucket without a valid MAC.
+func (n *Node) ignored(bucket, key string) {
+	c := n.count.add(&n.count.records, bucket)
+	if !n.count.quiet("record " + bucket) {
+		n.log.Warn("cluster: a record without the cluster's MAC ignored", "bucket", bucket, "key", key, "ignored", c)
+	}
 }
 
 // Close stops applying and leaves the cluster (the embedded NATS server
@@ -254,7 +371,9 @@ func (n *Node) setup(ctx context.Context) error {
 func (n *Node) Close() error {
 	if n.nodes != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		n.nodes.Delete(ctx, n.cfg.NodeID)
+		if v, err := n.keys.sealRecord(MembersBucket(n.cfg.Cluster), n.cfg.NodeID, member{ID: n.cfg.NodeID, At: time.Now().UnixMilli(), Left: true}); err == nil {
+			n.nodes.Put(ctx, n.cfg.NodeID, v)
+		}
 		cancel()
 	}
 	n.close()
@@ -277,6 +396,7 @@ func (n *Node) close() {
 	if n.ns != nil {
 		n.ns.Shutdown()
 		n.ns.WaitForShutdown()
+		embedded.Delete(n.ns)
 	}
 }
 
@@ -302,6 +422,14 @@ func (n *Node) loop() {
 				n.log.Warn("cluster: placement", "err", err)
 			}
 		}
+		n.mu.Lock()
+		watching := n.watching
+		n.mu.Unlock()
+		if !watching {
+			if err := n.watchMembers(n.ctx); err != nil && n.ctx.Err() == nil {
+				n.log.Warn("cluster: members", "err", err)
+			}
+		}
 		cancel()
 		n.reconcile()
 	}
@@ -318,33 +446,88 @@ func (n *Node) beat(ctx context.Context) error {
 	}
 	n.mu.Unlock()
 	slices.Sort(me.Serving)
-	b, _ := json.Marshal(me)
-	if _, err := n.nodes.Put(ctx, n.cfg.NodeID, b); err != nil {
+	b, err := n.keys.sealRecord(MembersBucket(n.cfg.Cluster), n.cfg.NodeID, me)
+	if err != nil {
 		return err
 	}
-	keys, err := n.nodes.ListKeys(ctx)
-	if err != nil {
+	if _, err := n.nodes.Put(ctx, n.cfg.NodeID, b); err != nil {
 		return err
 	}
 	live := map[string]member{n.cfg.NodeID: me}
 	now := time.Now().UnixMilli()
-	for k := range keys.Keys() {
-		if k == n.cfg.NodeID {
-			continue
-		}
-		e, err := n.nodes.Get(ctx, k)
-		if err != nil {
-			continue
-		}
-		var m member
-		if json.Unmarshal(e.Value(), &m) == nil && now-m.At < deadAfter.Milliseconds() {
-			live[k] = m
+	n.mu.Lock()
+	for k, s := range n.seen {
+		if k != n.cfg.NodeID && !s.m.Left && now-s.m.At < deadAfter.Milliseconds() {
+			live[k] = s.m
 		}
 	}
-	n.mu.Lock()
 	n.members = live
 	n.mu.Unlock()
 	return nil
+}
+
+// watchMembers keeps n.seen, the latest valid record of every node,
+// current until ctx ends: it returns once the bucket's present values
+// are read. A watcher sees every record written, so one written over by
+// a forgery, or deleted, is still seen.
+func (n *Node) watchMembers(ctx context.Context) error {
+	w, err := n.nodes.WatchAll(ctx)
+	if err != nil {
+		return fmt.Errorf("cluster: watch the members bucket: %w", err)
+	}
+	for e := range w.Updates() {
+		if e == nil {
+			break
+		}
+		n.seeMember(e)
+	}
+	n.mu.Lock()
+	n.watching = true
+	n.mu.Unlock()
+	go func() {
+		defer w.Stop()
+		defer func() {
+			n.mu.Lock()
+			n.watching = false
+			n.mu.Unlock()
+		}()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+				if e != nil {
+					n.seeMember(e)
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// seeMember takes a value of the members bucket: a valid record later
+// than the one seen of its node; a delete marker or a value without a
+// valid MAC is ignored.
+func (n *Node) seeMember(e jetstream.KeyValueEntry) {
+	bucket := MembersBucket(n.cfg.Cluster)
+	if e.Operation() != jetstream.KeyValuePut {
+		n.ignored("members", e.Key())
+		return
+	}
+	var m member
+	at, err := n.keys.openRecord(bucket, e.Key(), e.Value(), &m)
+	if err != nil || m.ID != e.Key() {
+		n.ignored("members", e.Key())
+		return
+	}
+	n.mu.Lock()
+	if s, ok := n.seen[m.ID]; !ok || at > s.at {
+		n.seen[m.ID] = seenMember{m: m, at: at}
+	}
+	n.mu.Unlock()
 }
 
 // holders are the nodes that hold shard: the Replicas live members of
@@ -413,7 +596,8 @@ func (n *Node) reconcile() {
 }
 
 func (n *Node) startLocked(shard string) error {
-	ap, err := NewApplier(n.app, n.js, n.cfg.Cluster, shard, n.origin)
+	ap, err := NewApplier(n.app, n.js, n.keys, shard, ApplierOptions{Origin: n.origin, Places: n.place.MayHold,
+		MaxWriteBytes: n.cfg.MaxWriteBytes, Rejected: func(reason string) { n.count.add(&n.count.writes, reason) }})
 	if err != nil {
 		return err
 	}
@@ -534,6 +718,9 @@ func (n *Node) Place(ctx context.Context, org, shard string) error {
 func (n *Node) Write(ctx context.Context, w service.Write) (service.WriteResult, error) {
 	shard := GlobalShard
 	if !w.Global() {
+		if w.Org == "" {
+			return service.WriteResult{}, fmt.Errorf("%w: a write of kind %q names no org", engine.ErrInvalidInput, w.Kind)
+		}
 		var err error
 		if shard, err = n.shardOf(ctx, w.Org); err != nil {
 			return service.WriteResult{}, err
@@ -546,8 +733,11 @@ func (n *Node) Write(ctx context.Context, w service.Write) (service.WriteResult,
 		return service.WriteResult{}, fmt.Errorf("%w: this node does not apply shard %s", ErrUnavailable, shard)
 	}
 	pctx, pcancel := context.WithTimeout(ctx, publishWait)
-	seq, err := Publish(pctx, n.js, n.cfg.Cluster, shard, w, n.origin)
+	seq, err := Publish(pctx, n.js, n.keys, shard, w, PublishOptions{Origin: n.origin, MaxWriteBytes: n.cfg.MaxWriteBytes})
 	pcancel()
+	if errors.Is(err, engine.ErrTooLarge) {
+		return service.WriteResult{}, err
+	}
 	if err != nil {
 		return service.WriteResult{}, fmt.Errorf("%w: the write was not acknowledged by JetStream, nothing was written: %v", ErrUnavailable, err)
 	}
@@ -589,6 +779,29 @@ func (n *Node) WaitApplied(ctx context.Context, header string) error {
 	}
 	return nil
 }
+
+// WaitGlobal is WaitApplied for the global log's position alone (where
+// tokens are written): what a request whose token this node does not know
+// yet may wait for before it is authenticated.
+func (n *Node) WaitGlobal(ctx context.Context, header string) error {
+	pos, err := engine.ParsePositions(header)
+	if err != nil {
+		return fmt.Errorf("%w: %v", service.ErrBadSequence, err)
+	}
+	seq, ok := pos[GlobalShard]
+	if !ok {
+		return nil
+	}
+	return n.WaitApplied(ctx, GlobalShard+":"+strconv.FormatUint(seq, 10))
+}
+
+// PrincipalMAC is the MAC of a principal forwarded with a proxied request
+// (keyed by the cluster secret).
+func (n *Node) PrincipalMAC(data []byte) []byte { return n.keys.PrincipalMAC(data) }
+
+// Counters reports the writes this node's appliers refused and the
+// records it ignored since it started.
+func (n *Node) Counters() Counters { return n.count.snapshot() }
 
 // Route says where the requests of org are served: none for this node,
 // else the base URLs of the live nodes that serve the org's shard, in

@@ -51,44 +51,138 @@ func mix(x uint64) uint64 {
 }
 
 // Placement is the cluster's placement map in a JetStream key-value
-// bucket: the shard list (key "shards") and per-org overrides (key
-// "org.<org>"). Once Watch runs, ShardOf answers from a copy the bucket's
-// watcher keeps current, without a round trip to NATS per request.
+// bucket: a marker of the cluster (key "cluster"), the shard list (key
+// "shards") and per-org overrides (key "org.<org>", an empty shard for
+// none). Every value is a signedRecord: one without a valid MAC, and any
+// delete marker (the cluster never deletes), is ignored, and of two valid
+// values of a key the later wins. Once Watch runs, ShardOf answers from a
+// copy the bucket's watcher keeps current, without a round trip to NATS
+// per request.
 type Placement struct {
-	kv jetstream.KeyValue
+	kv     jetstream.KeyValue
+	keys   *Keys
+	bucket string
+	// bad is told of every value ignored (nil: none).
+	bad func(key string)
 
 	mu      sync.RWMutex
 	watched bool // the copy below is current
 	shards  []string
-	over    map[string]string
+	at      map[string]int64    // key -> time of the value in the copy
+	over    map[string]string   // org -> shard
+	ever    map[string][]string // org -> every shard a valid override named
 }
 
+// PlacementBucket names the placement bucket of cluster.
+func PlacementBucket(cluster string) string { return "kgctx_" + cluster + "_placement" }
+
 // OpenPlacement opens (or creates, with replicas copies) the placement
-// bucket of cluster name.
-func OpenPlacement(ctx context.Context, js jetstream.JetStream, name string, replicas int) (*Placement, error) {
-	kv, err := ensureKV(ctx, js, jetstream.KeyValueConfig{Bucket: "kgctx_" + name + "_placement", Replicas: replicas, History: 5})
+// bucket of the cluster keys are of.
+func OpenPlacement(ctx context.Context, js jetstream.JetStream, keys *Keys, replicas int) (*Placement, error) {
+	b := PlacementBucket(keys.cluster)
+	kv, err := ensureKV(ctx, js, jetstream.KeyValueConfig{Bucket: b, Replicas: replicas, History: 64})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: placement bucket: %w", err)
 	}
-	return &Placement{kv: kv}, nil
+	p := &Placement{kv: kv, keys: keys, bucket: b}
+	p.reset()
+	return p, nil
+}
+
+func (p *Placement) reset() {
+	p.shards, p.at, p.over, p.ever = nil, map[string]int64{}, map[string]string{}, map[string][]string{}
+}
+
+// marker is the value of the key "cluster": signed with the secret the
+// cluster was made with.
+type marker struct {
+	Cluster string `json:"cluster"`
+}
+
+// CheckMarker writes the cluster's marker if the bucket has none and
+// checks it: ErrSecretMismatch when no value of it verifies with this
+// node's keys.
+func (p *Placement) CheckMarker(ctx context.Context) error {
+	v, err := p.keys.sealRecord(p.bucket, "cluster", marker{Cluster: p.keys.cluster})
+	if err != nil {
+		return err
+	}
+	if _, err := p.kv.Create(ctx, "cluster", v); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return err
+	}
+	var m marker
+	ok, err := p.newest(ctx, "cluster", &m)
+	if err != nil {
+		return err
+	}
+	if !ok || m.Cluster != p.keys.cluster {
+		return fmt.Errorf("%w from the one cluster %s was made with (its marker in the NATS bucket %s does not verify with this node's --cluster-secret-file)",
+			ErrSecretMismatch, p.keys.cluster, p.bucket)
+	}
+	return nil
+}
+
+// newest decodes into v the latest valid value of key, read from the
+// bucket's history; false if none is valid.
+func (p *Placement) newest(ctx context.Context, key string, v any) (bool, error) {
+	es, err := p.kv.History(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var best json.RawMessage
+	var bestAt int64
+	for _, e := range es {
+		if e.Operation() != jetstream.KeyValuePut {
+			continue
+		}
+		var raw json.RawMessage
+		at, err := p.keys.openRecord(p.bucket, key, e.Value(), &raw)
+		if err != nil {
+			p.ignored(key)
+			continue
+		}
+		if best == nil || at > bestAt {
+			best, bestAt = raw, at
+		}
+	}
+	if best == nil {
+		return false, nil
+	}
+	return true, json.Unmarshal(best, v)
+}
+
+func (p *Placement) ignored(key string) {
+	if p.bad != nil {
+		p.bad(key)
+	}
+}
+
+// overrideRecord is the value of "org.<org>".
+type overrideRecord struct {
+	Shard string `json:"shard"`
 }
 
 // Watch keeps the in-memory copy of the map current until ctx ends. It
 // returns once the copy holds the bucket's present values.
 func (p *Placement) Watch(ctx context.Context) error {
-	w, err := p.kv.WatchAll(ctx)
+	w, err := p.kv.WatchAll(ctx, jetstream.IncludeHistory())
 	if err != nil {
 		return fmt.Errorf("cluster: watch the placement bucket: %w", err)
 	}
-	shards, over := []string(nil), map[string]string{}
+	p.mu.Lock()
+	p.reset()
+	p.mu.Unlock()
 	for e := range w.Updates() {
 		if e == nil { // the present values are all delivered
 			break
 		}
-		applyEntry(e, &shards, over)
+		p.apply(e)
 	}
 	p.mu.Lock()
-	p.shards, p.over, p.watched = shards, over, true
+	p.watched = true
 	p.mu.Unlock()
 	go func() {
 		defer w.Stop()
@@ -102,12 +196,9 @@ func (p *Placement) Watch(ctx context.Context) error {
 					p.stale()
 					return
 				}
-				if e == nil {
-					continue
+				if e != nil {
+					p.apply(e)
 				}
-				p.mu.Lock()
-				applyEntry(e, &p.shards, p.over)
-				p.mu.Unlock()
 			}
 		}
 	}()
@@ -122,38 +213,85 @@ func (p *Placement) stale() {
 	p.mu.Unlock()
 }
 
-func applyEntry(e jetstream.KeyValueEntry, shards *[]string, over map[string]string) {
-	del := e.Operation() != jetstream.KeyValuePut
+// apply takes a value of the bucket into the copy, if it is valid and
+// later than the one the copy has.
+func (p *Placement) apply(e jetstream.KeyValueEntry) {
+	if e.Operation() != jetstream.KeyValuePut {
+		p.ignored(e.Key())
+		return
+	}
 	switch k := e.Key(); {
-	case k == "shards" && !del:
+	case k == "shards":
 		var s []string
-		if json.Unmarshal(e.Value(), &s) == nil {
-			*shards = s
+		at, err := p.keys.openRecord(p.bucket, k, e.Value(), &s)
+		if err != nil {
+			p.ignored(k)
+			return
 		}
-	case strings.HasPrefix(k, "org.") && del:
-		delete(over, strings.TrimPrefix(k, "org."))
+		p.mu.Lock()
+		if at > p.at[k] {
+			p.shards, p.at[k] = s, at
+		}
+		p.mu.Unlock()
 	case strings.HasPrefix(k, "org."):
-		over[strings.TrimPrefix(k, "org.")] = string(e.Value())
+		var o overrideRecord
+		at, err := p.keys.openRecord(p.bucket, k, e.Value(), &o)
+		if err != nil {
+			p.ignored(k)
+			return
+		}
+		org := strings.TrimPrefix(k, "org.")
+		p.mu.Lock()
+		if o.Shard != "" && !slices.Contains(p.ever[org], o.Shard) {
+			p.ever[org] = append(p.ever[org], o.Shard)
+		}
+		if at > p.at[k] {
+			p.at[k] = at
+			if o.Shard == "" {
+				delete(p.over, org)
+			} else {
+				p.over[org] = o.Shard
+			}
+		}
+		p.mu.Unlock()
+	case k == "cluster":
+		if _, err := p.keys.openRecord(p.bucket, k, e.Value(), &marker{}); err != nil {
+			p.ignored(k)
+		}
+	default:
+		p.ignored(k)
 	}
 }
 
 // SetShards replaces the shard list.
 func (p *Placement) SetShards(ctx context.Context, shards []string) error {
-	b, _ := json.Marshal(shards)
-	_, err := p.kv.Put(ctx, "shards", b)
+	v, err := p.keys.sealRecord(p.bucket, "shards", shards)
+	if err != nil {
+		return err
+	}
+	_, err = p.kv.Put(ctx, "shards", v)
 	return err
+}
+
+// createShards writes the shard list if the bucket has none.
+func (p *Placement) createShards(ctx context.Context, shards []string) error {
+	v, err := p.keys.sealRecord(p.bucket, "shards", shards)
+	if err != nil {
+		return err
+	}
+	if _, err := p.kv.Create(ctx, "shards", v); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return err
+	}
+	return nil
 }
 
 // Override places org on shard ("" removes the override).
 func (p *Placement) Override(ctx context.Context, org, shard string) error {
-	if shard == "" {
-		err := p.kv.Delete(ctx, "org."+org)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return nil
-		}
+	v, err := p.keys.sealRecord(p.bucket, "org."+org, overrideRecord{Shard: shard})
+	if err != nil {
 		return err
 	}
-	_, err := p.kv.Put(ctx, "org."+org, []byte(shard))
+	_, err = p.kv.Put(ctx, "org."+org, v)
 	return err
 }
 
@@ -188,25 +326,66 @@ func (p *Placement) Lookup(ctx context.Context, org string) (string, bool, error
 	if err != nil {
 		return "", false, err
 	}
-	over := map[string]string{}
-	if o, err := p.kv.Get(ctx, "org."+org); err == nil {
-		over[org] = string(o.Value())
-	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+	var o overrideRecord
+	found, err := p.newest(ctx, "org."+org, &o)
+	if err != nil {
 		return "", false, err
+	}
+	over := map[string]string{}
+	if found && o.Shard != "" {
+		over[org] = o.Shard
 	}
 	s, err := ShardOf(org, shards, over)
 	return s, len(over) > 0, err
 }
 
-// Shards reads the shard list.
+// MayHold reports whether shard's log may hold writes of org: the shard
+// rendezvous hashing gives it, or one a valid override named at any time
+// (an org is placed by an override only while it has no data, so a write
+// published before an override moved it is still the org's). Every
+// replica answers alike whichever of the overrides it has seen.
+func (p *Placement) MayHold(ctx context.Context, org, shard string) (bool, error) {
+	p.mu.RLock()
+	shards := p.shards
+	held := slices.Contains(p.ever[org], shard)
+	p.mu.RUnlock()
+	if len(shards) == 0 {
+		var err error
+		if shards, err = p.Shards(ctx); err != nil {
+			return false, err
+		}
+	}
+	if s, err := ShardOf(org, shards, nil); err == nil && s == shard || held {
+		return true, nil
+	}
+	// Not in the copy (its watcher may lag): the bucket's history.
+	es, err := p.kv.History(ctx, "org."+org)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, e := range es {
+		var o overrideRecord
+		if e.Operation() == jetstream.KeyValuePut {
+			if _, err := p.keys.openRecord(p.bucket, e.Key(), e.Value(), &o); err == nil && o.Shard == shard {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// Shards reads the shard list: the latest valid value of "shards".
 func (p *Placement) Shards(ctx context.Context) ([]string, error) {
-	e, err := p.kv.Get(ctx, "shards")
+	var shards []string
+	found, err := p.newest(ctx, "shards", &shards)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: shard list: %w", err)
 	}
-	var shards []string
-	if err := json.Unmarshal(e.Value(), &shards); err != nil {
-		return nil, fmt.Errorf("cluster: shard list: %w", err)
+	if !found || len(shards) == 0 {
+		return nil, fmt.Errorf("cluster: shard list: no valid value in the bucket %s", p.bucket)
 	}
 	return shards, nil
 }

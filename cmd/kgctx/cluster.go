@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -22,9 +21,11 @@ import (
 // (README "Running a cluster").
 type clusterFlags struct {
 	name, nodeID, natsURL, routes, advertise, shards string
+	secretFile, creds, tlsCert, tlsKey, tlsCA        string
 	embed                                            bool
 	natsPort, natsClusterPort, replicas              int
 	readWait                                         time.Duration
+	secret                                           []byte // read by check
 }
 
 func (f *clusterFlags) register(fs *flag.FlagSet) {
@@ -39,12 +40,18 @@ func (f *clusterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.shards, "shards", "s0,s1,s2", "the shard ids the cluster's first node writes to the placement map")
 	fs.IntVar(&f.replicas, "replicas", 3, "copies of every shard's log in JetStream and nodes applying each shard (at most the NATS servers)")
 	fs.DurationVar(&f.readWait, "read-wait", 10*time.Second, "how long a request waits for the log positions it names in X-Kgctx-Sequence")
+	fs.StringVar(&f.secretFile, "cluster-secret-file", "", "the cluster secret (required with --cluster): a file only its owner can read (chmod 600) holding 32+ bytes, the same on every node; NATS credentials and every MAC of the cluster derive from it")
+	fs.StringVar(&f.creds, "nats-creds", "", "with --nats-url: a NATS credentials file (user JWT and nkey seed) for a NATS of your own")
+	fs.StringVar(&f.tlsCert, "nats-tls-cert", "", "with --nats-url: the client certificate (PEM) to present to NATS")
+	fs.StringVar(&f.tlsKey, "nats-tls-key", "", "with --nats-url: the client certificate's key (PEM)")
+	fs.StringVar(&f.tlsCA, "nats-tls-ca", "", "with --nats-url: the CA certificates (PEM) NATS's certificate is checked against")
 }
 
 func (f *clusterFlags) check(addr, adminToken string) error {
 	if f.name == "" {
-		if f.nodeID != "" || f.natsURL != "" || f.embed || f.routes != "" || f.advertise != "" {
-			return errors.New("--node-id, --nats-url, --nats-embed, --nats-routes and --advertise need --cluster NAME")
+		if f.nodeID != "" || f.natsURL != "" || f.embed || f.routes != "" || f.advertise != "" || f.secretFile != "" ||
+			f.creds != "" || f.tlsCert != "" || f.tlsKey != "" || f.tlsCA != "" {
+			return errors.New("--node-id, --nats-*, --cluster-secret-file and --advertise need --cluster NAME")
 		}
 		return nil
 	}
@@ -57,8 +64,14 @@ func (f *clusterFlags) check(addr, adminToken string) error {
 	if f.routes != "" && !f.embed {
 		return errors.New("--nats-routes goes with --nats-embed")
 	}
-	if adminToken == "" && os.Getenv("KGCTX_ADMIN_TOKEN") == "" {
-		return errors.New("a cluster node needs the operator token given (--admin-token or $KGCTX_ADMIN_TOKEN), the same on every node")
+	if f.embed && (f.creds != "" || f.tlsCert != "" || f.tlsKey != "" || f.tlsCA != "") {
+		return errors.New("--nats-creds and --nats-tls-* go with --nats-url (an embedded NATS takes the credentials derived from --cluster-secret-file)")
+	}
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return errors.New("--nats-tls-cert and --nats-tls-key go together")
+	}
+	if adminToken == "" {
+		return errors.New("a cluster node needs the operator token given ($KGCTX_ADMIN_TOKEN or --admin-token-file), the same on every node")
 	}
 	if err := (cluster.Config{Cluster: f.name, NodeID: f.nodeID, Shards: f.shardList()}).Validate(); err != nil {
 		return err
@@ -68,6 +81,13 @@ func (f *clusterFlags) check(addr, adminToken string) error {
 	}
 	if f.readWait <= 0 {
 		return errors.New("--read-wait must be positive")
+	}
+	if f.secretFile == "" {
+		return errors.New("--cluster needs --cluster-secret-file PATH, the same secret on every node (e.g. umask 077; head -c 32 /dev/urandom | base64 > cluster.secret)")
+	}
+	var err error
+	if f.secret, err = cluster.ReadSecret(f.secretFile); err != nil {
+		return fmt.Errorf("--cluster-secret-file: %w", err)
 	}
 	return nil
 }
@@ -100,7 +120,8 @@ func (f *clusterFlags) start(ctx context.Context, app *service.App, dataDir, lis
 		return nil, fmt.Errorf("--advertise: %w", err)
 	}
 	cfg := cluster.Config{Cluster: f.name, NodeID: f.nodeID, NATSURL: f.natsURL, Advertise: adv,
-		Replicas: f.replicas, ReadWait: f.readWait, Logger: log}
+		Replicas: f.replicas, ReadWait: f.readWait, Logger: log, Secret: f.secret,
+		NATSCreds: f.creds, NATSTLSCert: f.tlsCert, NATSTLSKey: f.tlsKey, NATSTLSCA: f.tlsCA}
 	cfg.Shards = f.shardList()
 	if f.embed {
 		e := &cluster.EmbedOptions{Name: f.nodeID, StoreDir: filepath.Join(dataDir, "nats"), Port: f.natsPort}
@@ -133,4 +154,9 @@ func (n clusterNode) Status() api.ClusterStatus {
 		out.Members = append(out.Members, api.ClusterMember{ID: m.ID, URL: m.URL, Serving: m.Serving})
 	}
 	return out
+}
+
+func (n clusterNode) Counters() api.ClusterCounters {
+	c := n.Node.Counters()
+	return api.ClusterCounters{RejectedWrites: c.RejectedWrites, IgnoredRecords: c.IgnoredRecords}
 }

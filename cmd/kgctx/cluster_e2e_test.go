@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,9 +22,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/api/cluster"
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/policy"
 )
 
@@ -30,6 +36,19 @@ import (
 // node joining through --nats-url. Skipped with -short.
 
 const clusterAdmin = "kgctx-cluster-e2e-operator-token-000000000000"
+
+// clusterKeys are those of the test cluster's secret (clusterSecret).
+var clusterKeys *cluster.Keys
+
+// clusterSecret writes a cluster secret file, private, into dir.
+func clusterSecret(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "cluster.secret")
+	if err := os.WriteFile(p, []byte("kgctx-e2e-cluster-secret-"+strconv.FormatInt(time.Now().UnixNano(), 36)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
@@ -59,10 +78,12 @@ type answer struct {
 	seq  string
 }
 
-// call sends a request with the positions written so far; a write's
-// position is added to pos. local asks the node to answer from its own
-// store (as a request another node proxied to it).
-func ccall(s *server, pos *positions, local bool, method, path, tok, ctype string, body []byte) (answer, error) {
+// ccall sends a request with the positions written so far; a write's
+// position is added to pos. local, when not nil, asks the node to answer
+// from its own store: the request carries local as the principal of a
+// request another node proxied to it, signed with the cluster secret,
+// instead of tok.
+func ccall(s *server, pos *positions, local *auth.Token, method, path, tok, ctype string, body []byte) (answer, error) {
 	req, err := http.NewRequest(method, s.url+path, bytes.NewReader(body))
 	if err != nil {
 		return answer{}, err
@@ -74,8 +95,9 @@ func ccall(s *server, pos *positions, local bool, method, path, tok, ctype strin
 	if h := pos.String(); h != "" {
 		req.Header.Set(api.SequenceHeader, h)
 	}
-	if local {
-		req.Header.Set(api.ProxiedHeader, "test")
+	if local != nil {
+		req.Header.Del("Authorization")
+		req.Header.Set(api.PrincipalHeader, api.NewPrincipal(*local, req).Seal(clusterKeys.PrincipalMAC))
 	}
 	resp, err := s.http.Do(req)
 	if err != nil {
@@ -94,7 +116,7 @@ func ccall(s *server, pos *positions, local bool, method, path, tok, ctype strin
 
 func mustCall(t *testing.T, s *server, pos *positions, want int, method, path, tok, ctype string, body []byte) []byte {
 	t.Helper()
-	a, err := ccall(s, pos, false, method, path, tok, ctype, body)
+	a, err := ccall(s, pos, nil, method, path, tok, ctype, body)
 	if err != nil || a.code != want {
 		t.Fatalf("%s %s on %s: %d %s %v (want %d)", method, path, s.url, a.code, a.body, err, want)
 	}
@@ -111,7 +133,7 @@ func mustToken(t *testing.T, s *server, pos *positions, org, role string, projec
 
 func clusterStatus(s *server) (api.ClusterStatus, error) {
 	var st api.ClusterStatus
-	a, err := ccall(s, &positions{}, false, "GET", "/v1/admin/cluster", clusterAdmin, "", nil)
+	a, err := ccall(s, &positions{}, nil, "GET", "/v1/admin/cluster", clusterAdmin, "", nil)
 	if err != nil {
 		return st, err
 	}
@@ -149,8 +171,16 @@ func TestClusterEndToEnd(t *testing.T) {
 	for i := range 3 {
 		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[3+i]))
 	}
+	secret := clusterSecret(t, t.TempDir())
+	b, err := cluster.ReadSecret(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clusterKeys, err = cluster.NewKeys(b, "c1"); err != nil {
+		t.Fatal(err)
+	}
 	flags := func(i int) []string {
-		return []string{"--admin-token", clusterAdmin, "--cluster", "c1", "--node-id", fmt.Sprintf("n%d", i+1),
+		return []string{"--admin-token", clusterAdmin, "--cluster", "c1", "--cluster-secret-file", secret, "--node-id", fmt.Sprintf("n%d", i+1),
 			"--nats-embed", "--nats-port", strconv.Itoa(ports[i]), "--nats-cluster-port", strconv.Itoa(ports[3+i]),
 			"--nats-routes", strings.Join(routes, ","), "--read-wait", "20s"}
 	}
@@ -173,14 +203,108 @@ func TestClusterEndToEnd(t *testing.T) {
 	pos := &positions{}
 	t.Logf("three nodes serve every shard after %s", time.Since(start).Round(time.Millisecond))
 
+	t.Run("trust", func(t *testing.T) { clusterTrust(t, nodes, pos, ports[0], secret) })
 	t.Run("isolation", func(t *testing.T) { clusterIsolation(t, nodes, pos) })
 	t.Run("delivery", func(t *testing.T) { clusterDelivery(t, nodes, pos) })
 	t.Run("placement", func(t *testing.T) { clusterPlacement(t, nodes, pos) })
 	acked := clusterSIGKILL(t, nodes, dirs, flags, pos)
 	t.Logf("killed node caught up after %s", time.Since(start).Round(time.Millisecond))
-	n4 := clusterJoin(t, nodes, dirs[3], ports[0], acked, pos)
+	n4 := clusterJoin(t, nodes, dirs[3], ports[0], secret, acked, pos)
 	t.Logf("fourth node joined after %s", time.Since(start).Round(time.Millisecond))
 	clusterNoQuorum(t, []*server{nodes[0], n4}, nodes[1:], acked, pos)
+	// The nodes' NATS permissions sufficed for all of it.
+	for _, n := range append(nodes, n4) {
+		if e := n.stderr(); strings.Contains(strings.ToLower(e), "permissions violation") {
+			t.Errorf("a node met a NATS permissions violation:\n%s", e)
+		}
+	}
+}
+
+// clusterTrust checks the cluster's trust boundaries from outside: its
+// NATS refuses a client without the secret's credentials; a node given
+// another secret refuses to join; a request without a valid token is
+// refused at once, whatever log positions it names; a forged or expired
+// principal is 401, and X-Kgctx-Proxied alone changes nothing; an import
+// over NATS's 1 MiB max payload is applied whole on every node.
+func clusterTrust(t *testing.T, nodes []*server, pos *positions, natsPort int, secret string) {
+	url := fmt.Sprintf("nats://127.0.0.1:%d", natsPort)
+	if nc, err := nats.Connect(url); err == nil {
+		nc.Close()
+		t.Fatal("a NATS client without credentials connected to node 1's embedded server")
+	} else if !errors.Is(err, nats.ErrAuthorization) {
+		t.Fatalf("a NATS client without credentials: %v, want an authorization violation", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	other := filepath.Join(t.TempDir(), "other.secret")
+	if err := os.WriteFile(other, []byte("another-secret-of-this-cluster-0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, binary, "serve", "--data", filepath.Join(t.TempDir(), "data"), "--addr", "127.0.0.1:0", "--admin-token", clusterAdmin,
+		"--cluster", "c1", "--cluster-secret-file", other, "--node-id", "n9", "--nats-url", url)
+	cmd.Env = append(os.Environ(), "KGCTX_ADMIN_TOKEN=")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "cluster secret differs") {
+		t.Fatalf("a node with another secret: %v %s", err, out)
+	}
+
+	raw := func(n *server, h map[string]string) (int, string) {
+		req, _ := http.NewRequest("GET", n.url+"/v1/orgs/org_t/projects/p/graph/stats", nil)
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	ag := mustToken(t, nodes[0], pos, "org_t", "agent")
+	req := httptest.NewRequest("GET", "/v1/orgs/org_t/projects/p/graph/stats", nil)
+	expired := api.NewPrincipal(auth.Token{OrgID: "org_t", AgentID: "x", Role: auth.RoleOperator}, req)
+	expired.Expires = time.Now().Add(-time.Second).UnixMilli()
+	for i, n := range nodes {
+		// Positions far ahead: a request without a valid token is 401 at
+		// once (it used to wait --read-wait for them, then answer 503).
+		for _, h := range []map[string]string{
+			{api.SequenceHeader: "s0:999999,s1:999999,s2:999999"},
+			{api.SequenceHeader: "s0:999999", "Authorization": "Bearer kgx_not-a-token-of-this-cluster-0000000000"},
+			{api.PrincipalHeader: "forged.principal"},
+			{api.PrincipalHeader: expired.Seal(clusterKeys.PrincipalMAC)},
+			{api.ProxiedHeader: "1"},
+		} {
+			if code, body := raw(n, h); code != 401 {
+				t.Errorf("node %d, %v: %d %s, want 401", i+1, h, code, body)
+			}
+		}
+		if code, body := raw(n, map[string]string{"Authorization": "Bearer " + ag, api.ProxiedHeader: "1", api.SequenceHeader: pos.String()}); code != 200 {
+			t.Errorf("node %d: X-Kgctx-Proxied from a client: %d %s", i+1, code, body)
+		}
+	}
+
+	// An import of about 1.6 MiB (5,000 triplets among 100 nodes): split
+	// into parts over NATS, applied whole.
+	imp := mustToken(t, nodes[1], pos, "org_t", "importer")
+	var lines []string
+	for i := range 5000 {
+		lines = append(lines, fmt.Sprintf(`{"source": "BigService%02d", "relationship": %q, "target": "Hub%02d", "targetDescription": %q}`,
+			i%50, []string{"calls", "reads"}[i/2500], i/50%50, strings.Repeat("a fairly long description ", 10)))
+	}
+	body := []byte(strings.Join(lines, "\n"))
+	if len(body) < 3<<19 {
+		t.Fatalf("the big import is only %d bytes", len(body))
+	}
+	if a, err := ccall(nodes[1], pos, nil, "POST", "/v1/orgs/org_t/projects/p/triplets", imp, "application/x-ndjson", body); err != nil || a.code != 200 {
+		t.Fatalf("an import of %d bytes: %d %s %v\n%s", len(body), a.code, a.body, err, nodes[1].stderr())
+	}
+	for i, n := range nodes {
+		var st engine.Stats
+		json.Unmarshal(mustCall(t, n, pos, 200, "GET", "/v1/orgs/org_t/projects/p/graph/stats", ag, "", nil), &st)
+		if st.Triplets != 5000 {
+			t.Errorf("node %d: %d triplets of the big import, want 5000", i+1, st.Triplets)
+		}
+	}
 }
 
 // clusterNoQuorum kills the nodes whose NATS servers make the quorum:
@@ -201,7 +325,7 @@ func clusterNoQuorum(t *testing.T, alive, kill []*server, acked map[string][]str
 		n.cmd.Wait()
 	}
 	for i, n := range alive {
-		a, err := ccall(n, pos, false, "POST", "/v1/orgs/org_k0/projects/p/triplets", imp, "application/json",
+		a, err := ccall(n, pos, nil, "POST", "/v1/orgs/org_k0/projects/p/triplets", imp, "application/json",
 			[]byte(fmt.Sprintf(`[{"source": "NoQuorum%d", "relationship": "calls", "target": "Hub0"}]`, i)))
 		if err != nil || a.code != 503 || !bytes.Contains(a.body, []byte(`"unavailable"`)) {
 			t.Fatalf("a write without a NATS quorum on %s: %d %s %v, want 503", n.url, a.code, a.body, err)
@@ -215,7 +339,7 @@ func clusterNoQuorum(t *testing.T, alive, kill []*server, acked map[string][]str
 			var a answer
 			for range 3 {
 				var err error
-				if a, err = ccall(n, pos, false, "GET", "/v1/orgs/"+o+"/projects/p/graph/triplets?predicate=calls&limit=10000", ag[o], "", nil); err != nil {
+				if a, err = ccall(n, pos, nil, "GET", "/v1/orgs/"+o+"/projects/p/graph/triplets?predicate=calls&limit=10000", ag[o], "", nil); err != nil {
 					t.Fatal(err)
 				}
 				if a.code != 503 {
@@ -253,7 +377,7 @@ forbid (principal, action, resource) when { resource.type == "secret" };
 	agWeb := mustToken(t, nodes[0], pos, "org_a", "agent", "web")
 	claim := func(n *server, tok, project string) int {
 		b, _ := json.Marshal(map[string]any{"workerId": "w_" + project, "projectId": project, "leaseSeconds": 60})
-		a, err := ccall(n, pos, false, "POST", "/v1/sessions/ses_iso/claim", tok, "application/json", b)
+		a, err := ccall(n, pos, nil, "POST", "/v1/sessions/ses_iso/claim", tok, "application/json", b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,11 +391,11 @@ forbid (principal, action, resource) when { resource.type == "secret" };
 	}
 	for i, n := range nodes {
 		for _, path := range []string{"/v1/sessions/ses_iso/refresh", "/v1/sessions/ses_iso/injects/claim"} {
-			if a, _ := ccall(n, pos, false, "POST", path, agAPI, "application/json", []byte(`{"workerId": "w_web"}`)); a.code != 403 {
+			if a, _ := ccall(n, pos, nil, "POST", path, agAPI, "application/json", []byte(`{"workerId": "w_web"}`)); a.code != 403 {
 				t.Errorf("node %d: an api-only token on a web session, %s: %d %s", i+1, path, a.code, a.body)
 			}
 		}
-		a, _ := ccall(n, pos, false, "GET", "/v1/sessions/ses_iso/injection-logs", agB, "", nil)
+		a, _ := ccall(n, pos, nil, "GET", "/v1/sessions/ses_iso/injection-logs", agB, "", nil)
 		if a.code != 200 || bytes.Contains(a.body, []byte("org_a")) || !bytes.Contains(a.body, []byte("org_b")) {
 			t.Errorf("node %d: org_b's logs of ses_iso: %d %s", i+1, a.code, a.body)
 		}
@@ -289,13 +413,13 @@ forbid (principal, action, resource) when { resource.type == "secret" };
 		if !strings.Contains(b, "Beta") || strings.Contains(b, "Vault") || strings.Contains(b, "Catalogue") {
 			t.Errorf("node %d: block: %s", i+1, b)
 		}
-		a, err := ccall(n, pos, false, "GET", "/v1/orgs/org_a/projects/api/graph/triplets?subject=Alpha", agB, "", nil)
+		a, err := ccall(n, pos, nil, "GET", "/v1/orgs/org_a/projects/api/graph/triplets?subject=Alpha", agB, "", nil)
 		if err != nil || a.code != 403 || strings.Contains(string(a.body), "Beta") {
 			t.Errorf("node %d: org_b's token reads org_a: %d %s %v", i+1, a.code, a.body, err)
 		}
 		// A token limited to project api cannot import into web.
 		impAPI := mustToken(t, n, pos, "org_a", "importer", "api")
-		if a, _ := ccall(n, pos, false, "POST", "/v1/orgs/org_a/projects/api/triplets", impAPI, "application/json",
+		if a, _ := ccall(n, pos, nil, "POST", "/v1/orgs/org_a/projects/api/triplets", impAPI, "application/json",
 			[]byte(`[{"source": "Alpha", "relationship": "calls", "target": "Sneak", "targetProjectId": "web"}]`)); a.code != 403 {
 			t.Errorf("node %d: an api-only importer wrote into web: %d %s", i+1, a.code, a.body)
 		}
@@ -319,7 +443,7 @@ func clusterDelivery(t *testing.T, nodes []*server, pos *positions) {
 	}
 	claim := func(n *server, worker string) answer {
 		b, _ := json.Marshal(map[string]any{"workerId": worker, "projectId": "p", "leaseSeconds": 600})
-		a, err := ccall(n, &positions{}, false, "POST", "/v1/sessions/ses_d/claim", ag, "application/json", b)
+		a, err := ccall(n, &positions{}, nil, "POST", "/v1/sessions/ses_d/claim", ag, "application/json", b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -336,28 +460,28 @@ func clusterDelivery(t *testing.T, nodes []*server, pos *positions) {
 	// An inject enqueued on node 3 goes to the holder polling node 2, is
 	// acked on node 2 and never handed out again, on any node.
 	b, _ := json.Marshal(map[string]any{"text": "remember the staging pool cap"})
-	if a, _ := ccall(nodes[2], &positions{}, false, "POST", "/v1/sessions/ses_d/injects", ag, "application/json", b); a.code != 201 {
+	if a, _ := ccall(nodes[2], &positions{}, nil, "POST", "/v1/sessions/ses_d/injects", ag, "application/json", b); a.code != 201 {
 		t.Fatalf("enqueue on node 3: %d %s", a.code, a.body)
 	}
 	w1, _ := json.Marshal(map[string]any{"workerId": "w1"})
-	a, _ := ccall(nodes[1], &positions{}, false, "POST", "/v1/sessions/ses_d/injects/claim", ag, "application/json", w1)
+	a, _ := ccall(nodes[1], &positions{}, nil, "POST", "/v1/sessions/ses_d/injects/claim", ag, "application/json", w1)
 	var in struct{ DeliveryID, Text string }
 	json.Unmarshal(a.body, &in)
 	if a.code != 200 || in.Text != "remember the staging pool cap" {
 		t.Fatalf("holder's claim on node 2: %d %s", a.code, a.body)
 	}
-	if a, _ := ccall(nodes[2], &positions{}, false, "POST", "/v1/sessions/ses_d/injects/claim", ag, "application/json", w1); a.code != 200 || !bytes.Contains(a.body, []byte(in.DeliveryID)) {
+	if a, _ := ccall(nodes[2], &positions{}, nil, "POST", "/v1/sessions/ses_d/injects/claim", ag, "application/json", w1); a.code != 200 || !bytes.Contains(a.body, []byte(in.DeliveryID)) {
 		t.Fatalf("the in-flight inject on node 3: %d %s, want the same delivery %s again", a.code, a.body, in.DeliveryID)
 	}
 	w2, _ := json.Marshal(map[string]any{"workerId": "w2"})
-	if a, _ := ccall(nodes[0], &positions{}, false, "POST", "/v1/sessions/ses_d/injects/claim", ag, "application/json", w2); a.code != 409 {
+	if a, _ := ccall(nodes[0], &positions{}, nil, "POST", "/v1/sessions/ses_d/injects/claim", ag, "application/json", w2); a.code != 409 {
 		t.Fatalf("a non-holder's inject claim on node 1: %d %s", a.code, a.body)
 	}
-	if a, _ := ccall(nodes[1], &positions{}, false, "POST", "/v1/sessions/ses_d/injects/"+in.DeliveryID+"/ack", ag, "", nil); a.code != 204 {
+	if a, _ := ccall(nodes[1], &positions{}, nil, "POST", "/v1/sessions/ses_d/injects/"+in.DeliveryID+"/ack", ag, "", nil); a.code != 204 {
 		t.Fatalf("ack on node 2: %d %s", a.code, a.body)
 	}
 	for i, n := range nodes {
-		if a, _ := ccall(n, &positions{}, false, "POST", "/v1/sessions/ses_d/injects/claim", ag, "application/json", w1); a.code != 204 {
+		if a, _ := ccall(n, &positions{}, nil, "POST", "/v1/sessions/ses_d/injects/claim", ag, "application/json", w1); a.code != 204 {
 			t.Fatalf("after the ack, node %d hands out: %d %s", i+1, a.code, a.body)
 		}
 	}
@@ -380,24 +504,24 @@ func clusterPlacement(t *testing.T, nodes []*server, pos *positions) {
 	if p.Shard != other || !p.Override {
 		t.Fatalf("override to %s: %s", other, b)
 	}
-	if a, _ := ccall(nodes[2], pos, false, "PUT", "/v1/admin/orgs/org_new/shard", clusterAdmin, "application/json", []byte(`{"shard": "s9"}`)); a.code != 422 {
+	if a, _ := ccall(nodes[2], pos, nil, "PUT", "/v1/admin/orgs/org_new/shard", clusterAdmin, "application/json", []byte(`{"shard": "s9"}`)); a.code != 422 {
 		t.Fatalf("override to a shard that does not exist: %d %s", a.code, a.body)
 	}
 	for i, n := range nodes { // every node's copy follows the bucket within moments
 		waitFor(t, 10*time.Second, fmt.Sprintf("node %d sees the override", i+1), func() (bool, string) {
-			a, err := ccall(n, pos, false, "GET", "/v1/admin/orgs/org_new/shard", clusterAdmin, "", nil)
+			a, err := ccall(n, pos, nil, "GET", "/v1/admin/orgs/org_new/shard", clusterAdmin, "", nil)
 			return err == nil && bytes.Contains(a.body, []byte(`"shard":"`+other+`"`)), string(a.body)
 		})
 	}
 	imp := mustToken(t, nodes[0], pos, "org_new", "importer")
 	for i, n := range nodes { // the write goes to the override's shard, whichever node takes it
-		a, err := ccall(n, pos, false, "POST", "/v1/orgs/org_new/projects/p/triplets", imp, "application/json",
+		a, err := ccall(n, pos, nil, "POST", "/v1/orgs/org_new/projects/p/triplets", imp, "application/json",
 			[]byte(fmt.Sprintf(`[{"source": "Placed%d", "relationship": "calls", "target": "There"}]`, i)))
 		if err != nil || a.code != 200 || !strings.HasPrefix(a.seq, other+":") {
 			t.Fatalf("write of org_new on node %d: %d %s (position %q, want on %s) %v", i+1, a.code, a.body, a.seq, other, err)
 		}
 	}
-	if a, _ := ccall(nodes[0], pos, false, "PUT", "/v1/admin/orgs/org_new/shard", clusterAdmin, "application/json", []byte(`{"shard": ""}`)); a.code != 409 {
+	if a, _ := ccall(nodes[0], pos, nil, "PUT", "/v1/admin/orgs/org_new/shard", clusterAdmin, "application/json", []byte(`{"shard": ""}`)); a.code != 409 {
 		t.Fatalf("moving org_new, which has data: %d %s", a.code, a.body)
 	}
 }
@@ -439,7 +563,7 @@ func clusterSIGKILL(t *testing.T, nodes []*server, dirs []string, flags func(int
 					names = append(names, name)
 					lines = append(lines, fmt.Sprintf(`{"source": %q, "relationship": "calls", "target": "Hub%d"}`, name, j%5))
 				}
-				a, err := ccall(n, pos, false, "POST", "/v1/orgs/"+org+"/projects/p/triplets", imps[org], "application/x-ndjson", []byte(strings.Join(lines, "\n")))
+				a, err := ccall(n, pos, nil, "POST", "/v1/orgs/"+org+"/projects/p/triplets", imps[org], "application/x-ndjson", []byte(strings.Join(lines, "\n")))
 				if err != nil {
 					if n == nodes[2] && killed.Load() {
 						return // the node died mid-request: not acknowledged
@@ -516,7 +640,11 @@ func checkAcked(t *testing.T, who string, n *server, pos *positions, org, tok st
 	var out struct {
 		Triplets []struct{ Source string }
 	}
-	a, err := ccall(n, pos, local, "GET", "/v1/orgs/"+org+"/projects/p/graph/triplets?predicate=calls&limit=10000", tok, "", nil)
+	var grant *auth.Token
+	if local {
+		grant = &auth.Token{OrgID: org, AgentID: "a_agent", Role: auth.RoleAgent}
+	}
+	a, err := ccall(n, pos, grant, "GET", "/v1/orgs/"+org+"/projects/p/graph/triplets?predicate=calls&limit=10000", tok, "", nil)
 	if err != nil || a.code != 200 {
 		t.Fatalf("%s: %s: %d %s %v", who, org, a.code, a.body, err)
 	}
@@ -536,12 +664,12 @@ func checkAcked(t *testing.T, who string, n *server, pos *positions, org, tok st
 // waits until it serves the shards rendezvous gives it and the node it
 // displaced stops applying them, and checks every node answers every
 // org in full throughout.
-func clusterJoin(t *testing.T, nodes []*server, dir string, natsPort int, acked map[string][]string, pos *positions) *server {
+func clusterJoin(t *testing.T, nodes []*server, dir string, natsPort int, secret string, acked map[string][]string, pos *positions) *server {
 	ag := map[string]string{}
 	for o := range acked {
 		ag[o] = mustToken(t, nodes[0], pos, o, "agent")
 	}
-	n4 := launchServe(t, dir, "--admin-token", clusterAdmin, "--cluster", "c1", "--node-id", "n4",
+	n4 := launchServe(t, dir, "--admin-token", clusterAdmin, "--cluster", "c1", "--cluster-secret-file", secret, "--node-id", "n4",
 		"--nats-url", fmt.Sprintf("nats://127.0.0.1:%d", natsPort), "--read-wait", "20s")
 	// Readers ask every node for every org while the node joins: any
 	// answer short of an acknowledged triplet is a wrong answer.
@@ -558,7 +686,7 @@ func clusterJoin(t *testing.T, nodes []*server, dir string, natsPort int, acked 
 			default:
 			}
 			for o, names := range acked {
-				a, err := ccall(n, pos, false, "GET", "/v1/orgs/"+o+"/projects/p/graph/triplets?predicate=calls&limit=10000", ag[o], "", nil)
+				a, err := ccall(n, pos, nil, "GET", "/v1/orgs/"+o+"/projects/p/graph/triplets?predicate=calls&limit=10000", ag[o], "", nil)
 				if err != nil {
 					wrong.Store(fmt.Sprintf("%s %s: %v", n.url, o, err))
 					continue
@@ -644,6 +772,14 @@ func clusterJoin(t *testing.T, nodes []*server, dir string, natsPort int, acked 
 // A node given a bad cluster setting says which and writes nothing.
 func TestServeClusterBadFlags(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
+	dir := t.TempDir()
+	good := clusterSecret(t, dir)
+	open := filepath.Join(dir, "open.secret")
+	short := filepath.Join(dir, "short.secret")
+	os.WriteFile(open, []byte(strings.Repeat("s", 40)), 0o644)
+	os.Chmod(open, 0o644)
+	os.WriteFile(short, []byte("too-short\n"), 0o600)
+	ok := []string{"--cluster", "demo", "--node-id", "n1", "--admin-token", clusterAdmin}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -655,6 +791,11 @@ func TestServeClusterBadFlags(t *testing.T) {
 		{[]string{"--cluster", "Demo_X", "--node-id", "n1", "--nats-embed", "--admin-token", clusterAdmin}, `name "Demo_X"`},
 		{[]string{"--cluster", "demo", "--node-id", "n 1", "--nats-embed", "--admin-token", clusterAdmin}, `node id "n 1"`},
 		{[]string{"--cluster", "demo", "--node-id", "n1", "--nats-embed", "--admin-token", clusterAdmin, "--shards", "s0,global"}, `shard id "global"`},
+		{append(ok, "--nats-embed"), "--cluster needs --cluster-secret-file"},
+		{append(ok, "--nats-embed", "--cluster-secret-file", open), "can be read by group or others"},
+		{append(ok, "--nats-embed", "--cluster-secret-file", short), "at least 32"},
+		{append(ok, "--nats-embed", "--cluster-secret-file", good, "--nats-creds", good), "go with --nats-url"},
+		{[]string{"--cluster-secret-file", good}, "need --cluster NAME"},
 	} {
 		cmd := exec.Command(binary, append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0"}, c.args...)...)
 		cmd.Env = append(os.Environ(), "KGCTX_ADMIN_TOKEN=")
