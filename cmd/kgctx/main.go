@@ -16,15 +16,23 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		// After the first signal the command winds down (an import closes
-		// its store, a server drains); a second one kills at once.
-		<-ctx.Done()
-		stop()
+		// After the first signal the command winds down (an import stops
+		// between batches and closes its store, a server drains), and says
+		// so at once; a second one quits at once.
+		<-sigs
+		fmt.Fprintln(os.Stderr, "\nkgctx: interrupted: stopping (press Ctrl-C again to quit at once; what was committed stays)")
+		cancel()
+		<-sigs
+		fmt.Fprintln(os.Stderr, "kgctx: quit")
+		os.Exit(exitInterrupted)
 	}()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
+	cancel()
 	os.Exit(report(err, os.Stderr))
 }
 
