@@ -224,6 +224,7 @@ type Applier struct {
 	log      *slog.Logger
 	parts    map[string]*partial // split writes being received, by id
 	recovery []partialMark       // the split writes to read again at start
+	logged   map[string]*logLimit
 
 	mu      sync.Mutex
 	applied uint64
@@ -602,11 +603,34 @@ func (a *Applier) expire(now time.Time) {
 	}
 }
 
+// rejected counts a refused write and logs it: the first of a reason,
+// then one every 10 s with the number refused since (a flood of
+// forgeries does not flood the log).
 func (a *Applier) rejected(reason string, seq uint64, err error) {
 	if a.o.Rejected != nil {
 		a.o.Rejected(reason)
 	}
-	a.log.Warn("cluster: a logged write refused", "stream", a.stream, "seq", seq, "reason", reason, "err", err)
+	if a.logged == nil {
+		a.logged = map[string]*logLimit{}
+	}
+	l := a.logged[reason]
+	if l == nil {
+		l = &logLimit{}
+		a.logged[reason] = l
+	}
+	l.n++
+	if time.Since(l.at) < 10*time.Second {
+		return
+	}
+	a.log.Warn("cluster: a logged write refused", "stream", a.stream, "seq", seq, "reason", reason, "err", err, "refused", l.n)
+	l.at, l.n = time.Now(), 0
+}
+
+// logLimit is when a reason of refusal was last logged, and how many
+// were refused since.
+type logLimit struct {
+	at time.Time
+	n  int
 }
 
 // apply applies message seq, m (or takes it as a part of a split write)

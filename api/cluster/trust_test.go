@@ -645,3 +645,57 @@ func jsOfKeyed(t *testing.T, s *server.Server, keys *Keys) jetstream.JetStream {
 	}
 	return js
 }
+
+// TestWriteIDsKeyed: the ids a logged write draws are seeded by the
+// cluster secret: every replica draws the same, and no one who knows only
+// the cluster's name and the log's sequences can compute them (they
+// were those of engine.NewIDSource("STREAM/SEQ")).
+func TestWriteIDsKeyed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server")
+	}
+	srv, err := StartNATS(EmbedOptions{Name: "ids", StoreDir: t.TempDir(), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	js := jsOf(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := EnsureShard(ctx, js, "c1", "s0", 1); err != nil {
+		t.Fatal(err)
+	}
+	keys := testKeys(t, "c1")
+	app := openApp(t, t.TempDir())
+	ap, err := NewApplier(app, js, keys, "s0", ApplierOptions{Places: everywhere})
+	if err != nil {
+		t.Fatal(err)
+	}
+	actx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- ap.Run(actx) }()
+	defer func() { stop(); <-done }()
+	ten := engine.Tenant{Org: "org_a", Project: "p"}
+	w := service.Write{Kind: service.WriteImport, Org: ten.Org, Project: ten.Project, Triplets: []engine.TripletInput{{Source: "A", Relationship: "calls", Target: "B"}}}
+	seq, err := Publish(ctx, js, keys, "s0", w, PublishOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ap.WaitFor(ctx, seq); err != nil {
+		t.Fatal(err)
+	}
+	got := snapshot(t, app.Store, ten)
+	applyWith := func(ids *engine.IDSource) []string {
+		other := openApp(t, t.TempDir())
+		if _, err := other.Apply(ctx, w, service.ApplyOptions{IDs: ids}); err != nil {
+			t.Fatal(err)
+		}
+		return snapshot(t, other.Store, ten)
+	}
+	if replica := applyWith(engine.NewIDSource(keys.idSeed(StreamName("c1", "s0"), seq))); !slices.Equal(replica, got) {
+		t.Errorf("a replica's ids differ: %v, %v", replica, got)
+	}
+	if guess := applyWith(engine.NewIDSource([]byte(fmt.Sprintf("%s/%d", StreamName("c1", "s0"), seq)))); slices.Equal(guess, got) {
+		t.Errorf("the ids are those of the unkeyed seed: %v", got)
+	}
+}
