@@ -48,6 +48,8 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodPut, path: "/v1/admin/policies", minRole: auth.RoleOperator, summary: "Replace the Cedar policy set (text/plain); 422 and no change if invalid.",
 			req: textBody{}, resp: textBody{}, status: 200, errs: []int{422}, h: s.handlePutPolicies},
 
+		{method: http.MethodGet, path: "/v1/orgs/:org/projects", minRole: auth.RoleAgent, summary: "The org's projects that hold data or a stored configuration, sorted by id, with node, edge and observation counts (a token limited to some projects: those).",
+			resp: projectList{}, status: 200, h: s.handleListProjects},
 		{method: http.MethodPost, path: proj + "/triplets", minRole: auth.RoleImporter, importBody: true,
 			summary: "Import triplets (JSON array, or NDJSON with Content-Type application/x-ndjson). All or nothing.",
 			req:     tripletsBody{}, resp: engine.ImportResult{}, status: 200, errs: []int{422, 503}, h: s.handleImport},
@@ -62,6 +64,8 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodGet, path: proj + "/nodes/:nodeId", minRole: auth.RoleAgent, summary: "One node.", resp: engine.Node{}, status: 200, errs: []int{404}, h: s.handleGetNode},
 		{method: http.MethodDelete, path: proj + "/nodes/:nodeId", minRole: auth.RoleImporter, summary: "Delete a node, its edges and its index entries.",
 			status: 204, errs: []int{404}, h: s.handleDeleteNode},
+		{method: http.MethodGet, path: proj + "/nodes", minRole: auth.RoleAgent, summary: "Find nodes by name: the identity match (case and separators folded) first, then text search hits; each with id, name, type, description, weight.",
+			resp: nodeSearchResponse{}, status: 200, query: nodeSearchQuery, errs: []int{503}, h: s.handleSearchNodes},
 
 		{method: http.MethodGet, path: proj + "/predicates", minRole: auth.RoleAgent, summary: "The project's relationship vocabulary (open or strict).", resp: compose.PredicateConfig{}, status: 200, h: s.handleGetPredicates},
 		{method: http.MethodPut, path: proj + "/predicates", minRole: auth.RoleOrgAdmin, summary: "Set the project's relationship vocabulary.", req: compose.PredicateConfig{}, resp: compose.PredicateConfig{}, status: 200, errs: []int{422}, h: s.handlePutPredicates},
@@ -77,6 +81,10 @@ func (s *Server) routeTable() []route {
 			req: observationsBody{}, resp: idsResponse{}, status: 201, errs: []int{422, 503}, h: s.handleAddObservations},
 		{method: http.MethodGet, path: proj + "/observations/:id", minRole: auth.RoleAgent, summary: "One observation.", resp: engine.Observation{}, status: 200, errs: []int{404}, h: s.handleGetObservation},
 		{method: http.MethodDelete, path: proj + "/observations/:id", minRole: auth.RoleImporter, summary: "Delete an observation and its index entries.", status: 204, errs: []int{404}, h: s.handleDeleteObservation},
+		{method: http.MethodGet, path: proj + "/observations", minRole: auth.RoleAgent, summary: "List observations newest first (filters, opaque cursor), or with q search them ranked as a session block ranks them, each with its score.",
+			resp: compose.ObservationList{}, status: 200, query: observationListQuery, errs: []int{503}, h: s.handleListObservations},
+		{method: http.MethodPatch, path: proj + "/observations/:id", minRole: auth.RoleImporter, summary: "Change an observation: content and metadata replaced when given (and re-indexed), the weight kept unless given. 404 for an id the caller may not read.",
+			req: observationPatch{}, resp: engine.Observation{}, status: 200, errs: []int{404, 422, 503}, h: s.handlePatchObservation},
 		{method: http.MethodPost, path: "/v1/context/session", minRole: auth.RoleAgent, summary: "The start-of-session block (buildSessionMemoryBlock + recordContextInjection).",
 			req: sessionRequestJSON{}, resp: compose.SessionBlock{}, status: 200, errs: []int{503}, h: s.handleSessionContext},
 		{method: http.MethodPost, path: "/v1/injection-logs", minRole: auth.RoleAgent, summary: "Record a context injection (recordContextInjection). Every id it names must be an item the caller may read in the log's org and project, else 422 naming the first other one.",
