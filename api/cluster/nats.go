@@ -36,14 +36,19 @@ type EmbedOptions struct {
 	Logger *slog.Logger
 }
 
-// Permissions of a node on its cluster's embedded NATS: its own subjects,
-// the JetStream API, its buckets' subjects, the replies of its requests
-// and the flow control of its consumers (TestEmbeddedNATSPermissions
-// finds each needed).
+// nodePermissions are a node's on its cluster's embedded NATS: publish
+// its writes and notices, the JetStream API calls it makes (account info,
+// stream info and create, direct gets, its watchers' consumers: never a
+// delete, purge or update of a stream), its buckets' puts and the flow
+// control replies of its watchers; subscribe to its notices and to the
+// replies of its requests (_INBOX, where the watchers' messages come
+// too). TestEmbeddedNATSRefusesStrangers checks a node works within
+// them, and the cluster's end-to-end test that no node meets a
+// permissions violation.
 func nodePermissions(cluster string) *server.Permissions {
 	pub := []string{"kgctx." + cluster + ".>",
 		"$JS.API.INFO", "$JS.API.STREAM.INFO.*", "$JS.API.STREAM.CREATE.*", "$JS.API.DIRECT.GET.>",
-		"$JS.API.CONSUMER.CREATE.>", "$JS.API.CONSUMER.DELETE.>",
+		"$JS.API.CONSUMER.CREATE.>", "$JS.API.CONSUMER.DELETE.>", "$JS.FC.>",
 		"$KV.kgctx_" + cluster + "_placement.>", "$KV.kgctx_" + cluster + "_nodes.>"}
 	sub := []string{"kgctx." + cluster + ".>", "_INBOX.>"}
 	return &server.Permissions{Publish: &server.SubjectPermission{Allow: pub}, Subscribe: &server.SubjectPermission{Allow: sub}}

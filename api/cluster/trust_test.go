@@ -141,8 +141,15 @@ func TestEmbeddedNATSRefusesStrangers(t *testing.T) {
 	defer nc.Close()
 	nc.Subscribe("elsewhere.>", func(*nats.Msg) {})
 	nc.Publish("kgctx.c2.s0.w", []byte("x"))
+	// Nor may they delete the log.
+	njs, _ := jetstream.New(nc)
+	dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Second)
+	if err := njs.DeleteStream(dctx, StreamName("c1", "s0")); err == nil {
+		t.Fatal("the node's user deleted a shard's stream")
+	}
+	dcancel()
 	nc.Flush()
-	for range 2 {
+	for range 3 {
 		select {
 		case err := <-perm:
 			if !errors.Is(err, nats.ErrPermissionViolation) {
