@@ -170,6 +170,10 @@ func TestEmbeddedNATSRefusesStrangers(t *testing.T) {
 	if got := snapshot(t, app.Store, engine.Tenant{Org: "org_a", Project: "p"}); len(got) != 1 {
 		t.Fatalf("the write: %v", got)
 	}
+	// A token not yet known waits for the global log's position alone.
+	if err := n.WaitGlobal(ctx, "s0:999999,global:0"); err != nil {
+		t.Fatalf("WaitGlobal waited for a shard's position: %v", err)
+	}
 	n.beat(ctx)
 	if e := n.natsErrs.Load(); e != 0 {
 		t.Fatalf("the node met %d NATS errors (permissions too narrow?)", e)
