@@ -39,8 +39,8 @@ func NewServer(c *client.Client, o Options) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "kgctx", Title: "kgctx knowledge graph memory", Version: o.Version}, &sdk.ServerOptions{
 		Instructions: "kgctx keeps a knowledge graph (source, relationship, target) and notes from earlier sessions for your " +
 			"organisation and project. At the start of a task call session_context (or graph_context with the task's words); " +
-			"search_triplets finds exact facts; add_triplets and add_observations teach it; record_tool_result and " +
-			"session_feedback tell it what helped.",
+			"search_triplets finds exact facts; add_triplets and add_observations teach it; search_observations, " +
+			"update_observation and delete_observation keep its notes right; record_tool_result and session_feedback tell it what helped.",
 	})
 	t := &tools{c: c, o: o}
 	addTool(s, &sdk.Tool{Name: "graph_context", Description: "The knowledge-graph block for a query: the triplets most relevant to " +
@@ -60,6 +60,13 @@ func NewServer(c *client.Client, o Options) *sdk.Server {
 		"text, or a success (with the fix that made it pass); kgctx learns errors, their causes and fixes."}, t.recordToolResult)
 	addTool(s, &sdk.Tool{Name: "session_feedback", Description: "Say whether what the session was shown helped: helpful, " +
 		"misleading or neutral. The weights of what it was shown move accordingly."}, t.sessionFeedback)
+	addTool(s, &sdk.Tool{Name: "search_observations", Description: "Find stored notes: with a query, ranked as a session block " +
+		"ranks them (relevance × (0.5 + weight)), each with its score; without, newest first. Filters: tag, path (a file, or a " +
+		"directory and what lies under it), sessionId, workType, since/until (RFC 3339). Pass nextCursor back for the next page."}, t.searchObservations)
+	addTool(s, &sdk.Tool{Name: "update_observation", Description: "Correct a stored note: new content (re-indexed: searches find " +
+		"the new words, not the old), new metadata (replaces all of it), or a weight in [0,1]; what is not given is kept."}, t.updateObservation)
+	addTool(s, &sdk.Tool{Name: "delete_observation", Description: "Delete a stored note that is wrong or obsolete (it leaves " +
+		"every index and block)."}, t.deleteObservation)
 	return s
 }
 

@@ -110,7 +110,8 @@ func TestToolsOverBothTransports(t *testing.T) {
 				}
 			}
 			slices.Sort(names)
-			want := []string{"add_observations", "add_triplets", "graph_context", "rag_context", "record_tool_result", "search_triplets", "session_context", "session_feedback"}
+			want := []string{"add_observations", "add_triplets", "delete_observation", "graph_context", "rag_context", "record_tool_result",
+				"search_observations", "search_triplets", "session_context", "session_feedback", "update_observation"}
 			if !slices.Equal(names, want) {
 				t.Fatalf("tools %v, want %v", names, want)
 			}
