@@ -710,3 +710,33 @@ func TestWriteIDsKeyed(t *testing.T) {
 		t.Errorf("the ids are those of the unkeyed seed: %v", got)
 	}
 }
+
+// TestExternalNATSCredentials: a node joins a NATS of its own with the
+// user and password of its URL; without them it presents the secret's
+// derived credentials, which such a NATS refuses, and says what to give.
+func TestExternalNATSCredentials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS server")
+	}
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true,
+		Users: []*server.User{{Username: "ops", Password: "ops-password"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(20 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	t.Cleanup(s.Shutdown)
+	url := s.ClientURL()
+	_, _, err = tryNode(t, Config{Cluster: "c1", NodeID: "n0", Replicas: 1, NATSURL: url})
+	if err == nil || !strings.Contains(err.Error(), "--nats-creds") || strings.Contains(err.Error(), "ops-password") {
+		t.Fatalf("a node without the NATS's credentials: %v", err)
+	}
+	withUser := strings.Replace(url, "nats://", "nats://ops:ops-password@", 1)
+	n, _ := startNode(t, Config{Cluster: "c1", NodeID: "n1", Replicas: 1, Shards: []string{"s0"}, NATSURL: withUser})
+	if _, err := n.Write(context.Background(), service.Write{Kind: service.WriteImport, Org: "org_a", Project: "p",
+		Triplets: []engine.TripletInput{{Source: "A", Relationship: "calls", Target: "B"}}}); err != nil {
+		t.Fatal(err)
+	}
+}
