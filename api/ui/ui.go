@@ -1,10 +1,11 @@
 // Package ui is the graph explorer: a static page at /ui, embedded in the
 // binary, that reads everything through the API with the token a person
-// pastes (kept in the tab's sessionStorage only). It shows a query's or a
-// work item's block exactly as the agent gets it, each line's score
-// parts, the subgraph drawn in SVG (seeds at the centre, hops as rings,
-// line thickness by score), a node's edges, description, weight and
-// provenance, and the counts per relationship.
+// pastes (kept in the tab's sessionStorage only). It lists the org's
+// projects to pick from, shows a query's or a work item's block exactly
+// as the agent gets it, each line's score parts, the subgraph drawn in
+// SVG at its panel's size (seeds in the middle, hops as rings, line
+// thickness by score, no two labels overlapping), a node's edges,
+// description, weight and provenance, and the counts per relationship.
 //
 // The page needs no token and is not part of the API document. A strict
 // Content-Security-Policy allows only the page's own script, style and

@@ -79,7 +79,7 @@ func TestEndpointsThePageUses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, route := range []string{`"/v1/whoami"`, `"/v1/context/graph"`, `"/v1/context/session"`, `"/nodes/"`, `"/graph/triplets?"`, `"/graph/stats"`} {
+	for _, route := range []string{`"/v1/whoami"`, `"/projects"`, `"/v1/context/graph"`, `"/v1/context/session"`, `"/nodes/"`, `"/graph/triplets?"`, `"/graph/stats"`} {
 		if !bytes.Contains(js, []byte(route)) {
 			t.Errorf("app.js no longer calls %s: update this test", route)
 		}
@@ -104,6 +104,17 @@ func TestEndpointsThePageUses(t *testing.T) {
 	json.Unmarshal(b, &who)
 	if who.OrgID != "org_ui" || len(who.ProjectIDs) != 1 || who.Role == "" {
 		t.Errorf("whoami: %s", b)
+	}
+	var ps struct {
+		Projects []struct {
+			ProjectID string
+			Nodes     *int
+		}
+	}
+	_, b = get(t, "GET", s.URL+"/v1/orgs/org_ui/projects", tok, nil)
+	json.Unmarshal(b, &ps)
+	if len(ps.Projects) != 1 || ps.Projects[0].ProjectID != "p1" || ps.Projects[0].Nodes == nil || *ps.Projects[0].Nodes != 3 {
+		t.Errorf("projects: %s", b)
 	}
 	var g struct {
 		Block    string

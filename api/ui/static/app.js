@@ -7,6 +7,8 @@ const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
 const TOKEN_KEY = "kgctx.token";
 let me = null; // whoami
+let drawn = null; // the triplets drawn, laid out again when the panel's size changes
+let selected = null; // the id of the node whose panel is open
 
 function el(tag, attrs, text) {
   const e = document.createElement(tag);
@@ -57,7 +59,7 @@ function showError(where, err) {
 
 function org() { return me.orgId; }
 function project() {
-  return me.projectIds.length ? $("project").value : $("project-text").value.trim();
+  return $("project").hidden ? $("project-text").value.trim() : $("project").value;
 }
 function projectPath() {
   return "/v1/orgs/" + encodeURIComponent(org()) + "/projects/" + encodeURIComponent(project());
@@ -74,14 +76,35 @@ async function login(token) {
   }
   showError("login-error", null);
   $("who-text").textContent = me.agentId + " · " + me.orgId + " · " + me.role;
-  const sel = $("project");
-  sel.replaceChildren();
-  for (const p of me.projectIds) sel.append(el("option", { value: p }, p));
-  sel.hidden = me.projectIds.length === 0;
-  $("project-text").hidden = me.projectIds.length !== 0;
+  if (!(await loadProjects())) return;
   $("login").hidden = true;
   $("who").hidden = false;
   $("app").hidden = false;
+}
+
+// loadProjects fills the project picker with the org's projects and
+// their sizes (GET /v1/orgs/{org}/projects), those the token may read;
+// on a server without that route (404), or when it refuses, with the
+// token's own projects. With none to list, a text box takes any project
+// id. False when the token was refused meanwhile.
+async function loadProjects() {
+  const mine = me.projectIds || [];
+  const opts = new Map(); // projectId -> label
+  try {
+    const r = await api("GET", "/v1/orgs/" + encodeURIComponent(org()) + "/projects");
+    for (const p of (r && r.projects) || []) {
+      if (!mine.length || mine.includes(p.projectId)) opts.set(p.projectId, p.projectId + " (" + p.nodes + " nodes)");
+    }
+  } catch (err) {
+    if (err.status === 401) return false;
+  }
+  for (const p of mine) if (!opts.has(p)) opts.set(p, p);
+  const sel = $("project");
+  sel.replaceChildren();
+  for (const id of [...opts.keys()].sort()) sel.append(el("option", { value: id }, opts.get(id)));
+  sel.hidden = opts.size === 0;
+  $("project-text").hidden = opts.size !== 0;
+  return true;
 }
 
 function logout(why) {
@@ -116,23 +139,34 @@ function showBlock(block, triplets, meta) {
     const x = t.explain || {};
     const tr = el("tr");
     tr.append(el("td", { class: "num" }, String(i + 1)),
-      el("td", {}, t.sourceEntity + " → " + t.relationship + " → " + t.targetEntity),
-      el("td", { class: "num" }, fmt(x.importance)), el("td", {}, x.seed || ""), el("td", { class: "num" }, fmt(x.hop)),
+      el("td", { class: "name" }, t.sourceEntity + " → " + t.relationship + " → " + t.targetEntity),
+      el("td", { class: "num" }, fmt(x.importance)), el("td", { class: "seed" }, x.seed || ""), el("td", { class: "num" }, fmt(x.hop)),
       el("td", { class: "num" }, fmt(x.seedScore)), el("td", { class: "num" }, fmt(x.queryMatch)), el("td", { class: "num" }, fmt(x.hub)),
       el("td", { class: "num" }, fmt(x.weight)), el("td", { class: "num" }, fmt(x.spread)));
     tb.append(tr);
   });
-  draw(triplets);
+  selected = null;
   $("node").hidden = true;
+  draw(triplets);
 }
 
-// draw lays the block's triplets out as rings: the seeds at the centre,
-// a node at the ring of its distance (in the block's triplets) from the
-// nearest seed; a line's thickness grows with its importance.
+// draw lays the block's triplets out at the drawing's own size in px:
+// the seeds on a small ring in the middle (a lone seed at the centre), a
+// node on the ring of its distance (in the block's triplets) from the
+// nearest seed, near its neighbours on the ring within; a line's
+// thickness grows with its importance. A node's label goes beside it,
+// away from the centre where there is room, where it meets no other
+// label and no node, shortened if it must be (the node's tooltip names
+// it whole); a relationship's label goes along its line where there is
+// room, else only in the line's tooltip.
 function draw(triplets) {
+  drawn = triplets;
   const g = $("graph");
+  const W = g.clientWidth, H = g.clientHeight;
+  if (!W || !H) return; // hidden: drawn again once shown
   g.replaceChildren();
-  const nodes = new Map(); // id -> {id, name, ring, seed}
+  g.setAttribute("viewBox", -W / 2 + " " + -H / 2 + " " + W + " " + H);
+  const nodes = new Map(); // id -> {id, name, ring, seed, x, y, a, rad}
   const adj = new Map();
   const add = (id, name) => {
     if (!nodes.has(id)) { nodes.set(id, { id, name, ring: Infinity, seed: false }); adj.set(id, []); }
@@ -158,24 +192,44 @@ function draw(triplets) {
       if (n.ring === Infinity) { n.ring = nodes.get(id).ring + 1; queue.push(o); }
     }
   }
-  const rings = new Map();
   let maxRing = 0;
   for (const n of nodes.values()) {
     if (n.ring === Infinity) n.ring = 1;
     maxRing = Math.max(maxRing, n.ring);
-    if (!rings.has(n.ring)) rings.set(n.ring, []);
-    rings.get(n.ring).push(n);
   }
-  const step = maxRing ? 330 / maxRing : 0;
-  for (let r = 1; r <= maxRing; r++) g.append(svg("circle", { class: "ring", cx: 0, cy: 0, r: r * step }));
-  for (const [r, ns] of rings) {
-    const radius = r === 0 ? (ns.length > 1 ? Math.min(60, step / 2) : 0) : r * step;
+  const rings = Array.from({ length: maxRing + 1 }, () => []);
+  for (const n of nodes.values()) rings[n.ring].push(n);
+
+  const R = Math.max(40, Math.min(W, H) / 2 - 28); // the outer ring
+  const n0 = rings[0].length;
+  const r0 = n0 < 2 ? 0 : Math.min(maxRing ? 0.3 * R : 0.7 * R, 16 + 10 * n0);
+  const radius = (r) => (r === 0 ? r0 : r0 + ((R - r0) * r) / maxRing);
+  rings.forEach((ns, r) => {
+    let off = -Math.PI / 2 + 0.3;
+    if (r > 0) { // each near its neighbours within, the ring turned to suit them best
+      for (const n of ns) {
+        let sx = 0, sy = 0;
+        for (const o of adj.get(n.id)) {
+          const m = nodes.get(o);
+          if (m.ring === r - 1) { sx += Math.cos(m.a); sy += Math.sin(m.a); }
+        }
+        n.want = Math.atan2(sy, sx);
+      }
+      ns.sort((a, b) => a.want - b.want);
+      let sx = 0, sy = 0;
+      ns.forEach((n, i) => { const d = n.want - (2 * Math.PI * i) / ns.length; sx += Math.cos(d); sy += Math.sin(d); });
+      off = Math.atan2(sy, sx);
+    }
     ns.forEach((n, i) => {
-      const a = (2 * Math.PI * i) / ns.length - Math.PI / 2 + r * 0.35;
-      n.x = radius * Math.cos(a);
-      n.y = radius * Math.sin(a);
+      n.a = off + (2 * Math.PI * i) / ns.length;
+      n.x = radius(r) * Math.cos(n.a);
+      n.y = radius(r) * Math.sin(n.a);
+      n.rad = n.seed ? 10 : 7;
     });
-  }
+  });
+
+  if (r0) g.append(svg("circle", { class: "ring", cx: 0, cy: 0, r: r0 }));
+  for (let r = 1; r <= maxRing; r++) g.append(svg("circle", { class: "ring", cx: 0, cy: 0, r: radius(r) }));
   const maxImp = Math.max(1e-9, ...triplets.map((t) => (t.explain ? t.explain.importance : 1 - t.relevanceScore)));
   for (const t of triplets) {
     const a = nodes.get(t.sourceNodeId), b = nodes.get(t.targetNodeId);
@@ -183,15 +237,66 @@ function draw(triplets) {
     const line = svg("line", { class: "edge", x1: a.x, y1: a.y, x2: b.x, y2: b.y, "stroke-width": (1 + 6 * imp / maxImp).toFixed(2) });
     line.append(svg("title", {}, t.sourceEntity + " → " + t.relationship + " → " + t.targetEntity + " (importance " + fmt(imp) + ")"));
     g.append(line);
-    g.append(svg("text", { class: "rel", x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 - 3, "text-anchor": "middle" }, t.relationship));
   }
-  for (const n of nodes.values()) {
-    const grp = svg("g", { class: "node" + (n.seed ? " seed" : ""), "data-id": n.id, transform: "translate(" + n.x.toFixed(1) + " " + n.y.toFixed(1) + ")" });
-    grp.append(svg("circle", { r: n.seed ? 11 : 8 }));
-    grp.append(svg("text", { x: 13, y: 4 }, n.name.length > 28 ? n.name.slice(0, 27) + "…" : n.name));
+  const rels = svg("g");
+  g.append(rels);
+
+  // Boxes taken, in the drawing's px: the nodes, then each label placed.
+  const taken = [...nodes.values()].map((n) => ({ x: n.x - n.rad, y: n.y - n.rad, w: 2 * n.rad, h: 2 * n.rad }));
+  const GAP = 2;
+  const free = (b) => b.x >= -W / 2 + GAP && b.y >= -H / 2 + GAP && b.x + b.w <= W / 2 - GAP && b.y + b.h <= H / 2 - GAP &&
+    taken.every((o) => b.x + b.w + GAP <= o.x || o.x + o.w + GAP <= b.x || b.y + b.h + GAP <= o.y || o.y + o.h + GAP <= b.y);
+  const cut = (name, k) => (name.length > k ? name.slice(0, k - 1) + "…" : name);
+  // A label's places around its node, each at an angle: the ones nearest
+  // the direction away from the centre are tried first.
+  const places = [
+    [0, (w, h, d) => [d, -h / 2]], [Math.PI / 4, (w, h, d) => [0.7 * d, 0.7 * d]], [Math.PI / 2, (w, h, d) => [-w / 2, d]],
+    [3 * Math.PI / 4, (w, h, d) => [-0.7 * d - w, 0.7 * d]], [Math.PI, (w, h, d) => [-d - w, -h / 2]],
+    [-3 * Math.PI / 4, (w, h, d) => [-0.7 * d - w, -0.7 * d - h]], [-Math.PI / 2, (w, h, d) => [-w / 2, -d - h]],
+    [-Math.PI / 4, (w, h, d) => [0.7 * d, -0.7 * d - h]],
+  ];
+  const turn = (a, b) => Math.abs(Math.atan2(Math.sin(a - b), Math.cos(a - b)));
+  const order = [...nodes.values()].sort((a, b) => a.ring - b.ring);
+  for (const n of order) {
+    const grp = svg("g", { class: "node" + (n.seed ? " seed" : "") + (n.id === selected ? " selected" : ""), "data-id": n.id,
+      transform: "translate(" + n.x.toFixed(1) + " " + n.y.toFixed(1) + ")" });
+    grp.append(svg("circle", { r: n.rad }));
+    const text = svg("text", { x: 0, y: 0 });
+    grp.append(text);
     grp.append(svg("title", {}, n.name + (n.seed ? " (seed)" : " (hop " + n.ring + ")")));
     grp.addEventListener("click", () => showNode(n.id, grp));
     g.append(grp);
+    const out = n.x || n.y ? Math.atan2(n.y, n.x) : 0;
+    const tries = places.slice().sort((p, q) => turn(p[0], out) - turn(q[0], out));
+    let best = null;
+    for (const k of [24, 16, 10]) {
+      text.textContent = cut(n.name, k);
+      const bb = text.getBBox();
+      for (const [, at] of tries) {
+        const [dx, dy] = at(bb.width, bb.height, n.rad + 4);
+        const b = { x: n.x + dx, y: n.y + dy, w: bb.width, h: bb.height, bb };
+        if (!best) best = b;
+        if (free(b)) { best = b; break; }
+      }
+      if (free(best)) break;
+    }
+    if (!free(best)) { text.textContent = cut(n.name, 24); } // nowhere free: the first place
+    text.setAttribute("x", (best.x - n.x - best.bb.x).toFixed(1));
+    text.setAttribute("y", (best.y - n.y - best.bb.y).toFixed(1));
+    taken.push(best);
+  }
+  for (const t of triplets) {
+    const a = nodes.get(t.sourceNodeId), b = nodes.get(t.targetNodeId);
+    const text = svg("text", { class: "rel", x: 0, y: 0 }, t.relationship);
+    rels.append(text);
+    const bb = text.getBBox();
+    const at = [0.5, 0.38, 0.62, 0.28, 0.72].map((f) => ({
+      x: a.x + (b.x - a.x) * f - bb.width / 2, y: a.y + (b.y - a.y) * f - bb.height / 2, w: bb.width, h: bb.height,
+    })).find(free);
+    if (!at) { text.remove(); continue; }
+    text.setAttribute("x", (at.x - bb.x).toFixed(1));
+    text.setAttribute("y", (at.y - bb.y).toFixed(1));
+    taken.push(at);
   }
 }
 
@@ -199,6 +304,7 @@ function draw(triplets) {
 async function showNode(id, grp) {
   for (const s of document.querySelectorAll("svg .node.selected")) s.classList.remove("selected");
   if (grp) grp.classList.add("selected");
+  selected = id;
   try {
     const n = await api("GET", projectPath() + "/nodes/" + encodeURIComponent(id));
     $("node").hidden = false;
@@ -289,6 +395,13 @@ document.addEventListener("DOMContentLoaded", () => {
   $("work-form").addEventListener("submit", runWork);
   for (const b of document.querySelectorAll("button.tab")) b.addEventListener("click", () => switchView(b.dataset.view));
   $("project").addEventListener("change", () => { if (!$("view-stats").hidden) loadStats(); });
+  // A new size for the drawing (the window's, or shown again): lay it out anew.
+  let size = "";
+  new ResizeObserver(() => {
+    const g = $("graph"), now = g.clientWidth + "x" + g.clientHeight;
+    if (now !== size && drawn) requestAnimationFrame(() => draw(drawn));
+    size = now;
+  }).observe($("graph"));
   const saved = sessionStorage.getItem(TOKEN_KEY);
   if (saved) login(saved);
 });
