@@ -79,13 +79,15 @@ type nodeRec struct {
 	tenant   uint32
 	live     bool
 	name     string
-	norm     string
+	norm     string // the identity key: NormalizeName(name), or exactKey(name) when exact
+	exact    bool   // the name is exact (code.go)
 	typ      string
 	aliases  []string
 	descHash uint64 // detects a changed description without keeping it in memory
 	weight   float64
 	created  int64
 	updated  int64
+	code     *codeInfo // location and signature; nil when neither (code.go)
 }
 
 type edgeRec struct {

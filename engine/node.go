@@ -9,17 +9,22 @@ import (
 
 // Node is an entity of a project's graph as callers see it.
 type Node struct {
-	ID          string    `json:"id"` // stable external id (UUID)
-	Dense       uint32    `json:"-"`  // internal id, for bitmaps and indexes
-	OrgID       string    `json:"orgId"`
-	ProjectID   string    `json:"projectId"`
-	Name        string    `json:"name"`
-	Aliases     []string  `json:"aliases,omitempty"`
-	Type        string    `json:"type,omitempty"`
-	Description string    `json:"description,omitempty"`
-	Weight      float64   `json:"weight"`
-	CreatedAt   time.Time `json:"createdAt"`
-	UpdatedAt   time.Time `json:"updatedAt"`
+	ID          string   `json:"id"` // stable external id (UUID)
+	Dense       uint32   `json:"-"`  // internal id, for bitmaps and indexes
+	OrgID       string   `json:"orgId"`
+	ProjectID   string   `json:"projectId"`
+	Name        string   `json:"name"`
+	Aliases     []string `json:"aliases,omitempty"`
+	Type        string   `json:"type,omitempty"`
+	Description string   `json:"description,omitempty"`
+	// Exact: the name is exact (case kept, nothing folded), as code
+	// symbols are; Location and Signature are a code symbol's (code.go).
+	Exact     bool      `json:"exact,omitempty"`
+	Location  *Location `json:"location,omitempty"`
+	Signature string    `json:"signature,omitempty"`
+	Weight    float64   `json:"weight"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // Triplet is one live edge with its endpoints resolved.

@@ -47,4 +47,18 @@ type TripletInput struct {
 	SourceProjectID string `json:"sourceProjectId,omitempty"`
 	TargetProjectID string `json:"targetProjectId,omitempty"`
 	TargetOrgID     string `json:"targetOrgId,omitempty"`
+
+	// SourceExact / TargetExact mark a name exact: its identity is the
+	// name as given, case kept and nothing folded, and it never merges
+	// with a folded name (code symbols: Conn.close and Conn.Close are two
+	// nodes). Unmarked names keep the folding rule (NormalizeName).
+	SourceExact bool `json:"sourceExact,omitempty"`
+	TargetExact bool `json:"targetExact,omitempty"`
+	// SourceLocation / TargetLocation are where a code symbol lives, and
+	// SourceSignature / TargetSignature its one-line signature (at most
+	// 256 bytes); an import that omits them keeps the stored ones.
+	SourceLocation  *Location `json:"sourceLocation,omitempty"`
+	TargetLocation  *Location `json:"targetLocation,omitempty"`
+	SourceSignature string    `json:"sourceSignature,omitempty"`
+	TargetSignature string    `json:"targetSignature,omitempty"`
 }

@@ -152,9 +152,14 @@ func (v *View) NodeByID(id string) (uint32, bool) {
 func (v *View) Node(n uint32) Node {
 	r := &v.g.nodes[n]
 	t := v.g.tenants[r.tenant]
-	return Node{ID: r.uuid.String(), Dense: n, OrgID: t.Org, ProjectID: t.Project, Name: r.name,
+	nd := Node{ID: r.uuid.String(), Dense: n, OrgID: t.Org, ProjectID: t.Project, Name: r.name,
 		Aliases: append([]string(nil), r.aliases...), Type: r.typ, Weight: r.weight,
-		CreatedAt: unixTime(r.created), UpdatedAt: unixTime(r.updated)}
+		CreatedAt: unixTime(r.created), UpdatedAt: unixTime(r.updated),
+		Exact: r.exact, Signature: r.code.signature()}
+	if l, ok := r.code.location(); ok {
+		nd.Location = &l
+	}
+	return nd
 }
 
 // Incident is one edge as seen from one of its endpoints.
