@@ -134,7 +134,7 @@ func TestSuggestions(t *testing.T) {
 		{[]string{"graph", "exprot"}, `kgctx graph: unknown subcommand "exprot"; did you mean "export"?`},
 		{[]string{"token", "creat"}, `kgctx token: unknown subcommand "creat"; did you mean "create"?`},
 		{[]string{"--verison"}, `kgctx: name a command first, got the flag --verison; did you mean --version?`},
-		{[]string{"frobnicate"}, `kgctx: unknown command "frobnicate" (serve, mcp, import, index, graph, context, token, bench, version, help)`},
+		{[]string{"frobnicate"}, `kgctx: unknown command "frobnicate" (serve, mcp, import, index, graph, context, observations, nodes, projects, token, bench, version, help)`},
 		{[]string{"graph", "query", "--org", "o", "--project", "p", "--limit", "x"}, `kgctx graph query: invalid value "x" for flag --limit: parse error`},
 		{[]string{"graph", "stats", "--org"}, `kgctx graph stats: flag needs an argument: --org`},
 	}

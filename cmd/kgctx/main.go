@@ -43,7 +43,8 @@ func root() *command {
 		name:    "kgctx",
 		summary: "knowledge graph context blocks for AI coding agents",
 		subs: []*command{
-			serveCmd(), mcpCmd(), importCmd(), indexCmd(), graphCmd(), contextCmd(), tokenCmd(), benchCmd(), versionCmd(), helpCmd(),
+			serveCmd(), mcpCmd(), importCmd(), indexCmd(), graphCmd(), contextCmd(), observationsCmd(), nodesCmd(), projectsCmd(),
+			tokenCmd(), benchCmd(), versionCmd(), helpCmd(),
 		},
 	}
 }
