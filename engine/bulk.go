@@ -606,16 +606,17 @@ func (b *batch) snapshot() {
 	for _, p := range b.edgeList {
 		add(p.rec.tenant)
 	}
-	b.nt, b.nr = len(g.tenants), len(g.rels)
+	b.nt, b.nr, b.drops = len(g.tenants), len(g.rels), g.drops
 	b.next1 = b.s.next
 }
 
 // current reports whether what the batch staged is still as it was (writer
-// lock held): no batch changed its tenants' nodes or edges, and its new
-// dictionary entries still get the ids it gave them.
+// lock held): no batch changed its tenants' nodes or edges, its new
+// dictionary entries still get the ids it gave them, and no entry it may
+// name was dropped (an undone import's relationship).
 func (b *batch) current() bool {
 	g := b.g
-	if (len(b.newTenants) > 0 && len(g.tenants) != b.nt) || (len(b.newRels) > 0 && len(g.rels) != b.nr) {
+	if (len(b.newTenants) > 0 && len(g.tenants) != b.nt) || (len(b.newRels) > 0 && len(g.rels) != b.nr) || g.drops != b.drops {
 		return false
 	}
 	for _, d := range b.deps {

@@ -851,3 +851,56 @@ func TestClearProjectChunked(t *testing.T) {
 	}
 	diffDumps(t, "records", dump(t, stores[0]), dump(t, stores[1]))
 }
+
+// TestImportUndoDropsWhatAStagedWriteNames: another org's write stages a
+// triplet with a relationship a bulk import created, and embeds (without
+// the lock) while the import is undone, taking the relationship with it;
+// the write must not commit an edge naming a dropped relationship.
+func TestImportUndoDropsWhatAStagedWriteNames(t *testing.T) {
+	vz := &hashVectorizer{}
+	s, _ := openChunked(t, chunking{triplets: 5, nodes: 4}, vz)
+	mustImport(t, s, tenA, tr("p", "calls", "q"))
+	mustImport(t, s, tenB, tr("p", "calls", "q"))
+	var in []TripletInput
+	for i := range 30 {
+		in = append(in, tr(fmt.Sprintf("a%d", i), "brand new relationship", fmt.Sprintf("b%d", i)))
+	}
+	var other atomic.Bool
+	entered, release := make(chan struct{}), make(chan struct{})
+	vz.gate = func(context.Context, int64) error {
+		if other.CompareAndSwap(true, false) {
+			entered <- struct{}{}
+			<-release
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wrote chan error
+	s.hooks.chunk = func(ten Tenant, done int) {
+		if ten != tenA || wrote != nil {
+			return
+		}
+		wrote = make(chan error, 1)
+		other.Store(true)
+		go func() {
+			_, err := s.Import(context.Background(), tenB, []TripletInput{tr("x", "brand new relationship", "y")}, ImportOptions{})
+			wrote <- err
+		}()
+		<-entered // staged, embedding
+		cancel()
+	}
+	if _, err := s.Import(ctx, tenA, in, ImportOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("import: %v", err)
+	}
+	close(release)
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if ts, err := s.QueryTriplets(tenB, TripletQuery{Subject: "x"}); err != nil || len(ts) != 1 || ts[0].Relationship != "brand_new_relationship" {
+		t.Fatalf("the other org's triplet: %+v %v", ts, err)
+	}
+}

@@ -42,8 +42,10 @@ type graph struct {
 	projEdges   []*roaring.Bitmap // by tenant id: live edge ids (an edge belongs to the project it was imported into)
 	orgNodes    map[string]*roaring.Bitmap
 	// gens counts, by tenant id, the batches that changed the tenant's
-	// nodes or edges (see batch.deps).
-	gens []uint64
+	// nodes or edges (see batch.deps); drops counts the dictionary entries
+	// dropped, after which an id may name another entry.
+	gens  []uint64
+	drops uint64
 
 	deletedNodes *roaring.Bitmap // ids below len(nodes) that are not live
 	deletedEdges *roaring.Bitmap
@@ -155,6 +157,7 @@ func (g *graph) dropTenant(id uint32) {
 	if int(id) != len(g.tenants)-1 || !g.projNodes[id].IsEmpty() || !g.projEdges[id].IsEmpty() || !g.projObs[id].IsEmpty() {
 		panic("BUG: engine: dropTenant of a tenant in use or not the last")
 	}
+	g.drops++
 	t := g.tenants[id]
 	g.tenants, g.projNodes, g.projEdges, g.projObs, g.gens = g.tenants[:id], g.projNodes[:id], g.projEdges[:id], g.projObs[:id], g.gens[:id]
 	delete(g.tenantIndex, t)
@@ -176,6 +179,7 @@ func (g *graph) dropRel(id uint32) {
 	if int(id) != len(g.rels)-1 || !g.relEdges[id].IsEmpty() {
 		panic("BUG: engine: dropRel of a relationship in use or not the last")
 	}
+	g.drops++
 	delete(g.relIndex, g.rels[id])
 	g.rels, g.relEdges = g.rels[:id], g.relEdges[:id]
 }

@@ -176,6 +176,7 @@ type batch struct {
 	// they are unchanged (see importRun.step).
 	deps   []tenantGen
 	nt, nr int
+	drops  uint64                           // graph.drops
 	next1  struct{ node, edge, obs uint32 } // s.next when staging ended
 
 	seq                        uint64
