@@ -13,9 +13,10 @@ import (
 // it?" then the reason), in a work session the outcome comes after the
 // attempt. The best followTop hits therefore bring the observation
 // recorded next in the same session (the next dense id, same project,
-// same session id; without session ids, the same project) with
-// followShare of their score, unless it is a hit already; the ranking
-// then decides, like any other candidate.
+// same non-empty session id) with followShare of their score, unless it
+// is a hit already; the ranking then decides, like any other candidate.
+// Notes without a session id are independent: one added after another
+// is not its reply, and never rides along.
 const (
 	followTop   = 10
 	followShare = 0.5
@@ -28,7 +29,7 @@ func addFollowers(v *engine.View, hits []fuse.Ranked, allow *roaring.Bitmap) []f
 	for i := range n {
 		h := hits[i]
 		next := h.ID + 1
-		if !v.ObsLive(next) || !allow.Contains(next) || v.ObsTenant(next) != v.ObsTenant(h.ID) || v.ObsSession(next) != v.ObsSession(h.ID) {
+		if v.ObsSession(h.ID) == "" || !v.ObsLive(next) || !allow.Contains(next) || v.ObsTenant(next) != v.ObsTenant(h.ID) || v.ObsSession(next) != v.ObsSession(h.ID) {
 			continue
 		}
 		dup := false

@@ -38,6 +38,7 @@ func TestAddFollowers(t *testing.T) {
 	a := add(tenA, "s1", "Why the agency?", "Because of its inclusivity.", "Last note of s1")
 	b := add(tenA, "s2", "First note of s2")
 	c := add(tenA2, "s2", "Other project")
+	d := add(tenA, "", "An independent note", "Another independent note")
 	_ = e.st.View(func(v *engine.View) error {
 		allow := v.ScopeObservations(tenA)
 		got := addFollowers(v, []fuse.Ranked{{ID: a[0], Score: 0.8}, {ID: a[2], Score: 0.6}}, allow)
@@ -50,6 +51,9 @@ func TestAddFollowers(t *testing.T) {
 		}
 		if got := addFollowers(v, []fuse.Ranked{{ID: b[0], Score: 1}}, allow); len(got) != 1 {
 			t.Errorf("b[0]'s next is another project's: %v (%v)", got, c)
+		}
+		if got := addFollowers(v, []fuse.Ranked{{ID: d[0], Score: 1}}, allow); len(got) != 1 {
+			t.Errorf("a note without a session brought the next one: %v", got)
 		}
 		small := allow.Clone()
 		small.Remove(a[1])
@@ -72,12 +76,28 @@ func TestSessionBlockHoldsTheReply(t *testing.T) {
 		notes = append(notes, fmt.Sprintf("Caro: note %d on the agency paperwork, references and the home visit; "+
 			"I read every guide and filled in the forms for each step of the process again.", i))
 	}
-	ids := e.observe(t, tenA, notes...)
+	ids := e.observeIn(t, tenA, "conv_1", notes...)
 	b, err := e.c.SessionBlock(context.Background(), sreq(WorkBugFix, "Why did Caro pick the adoption agency?"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.Block, ids[0]) || !strings.Contains(b.Block, ids[1]) {
 		t.Fatalf("the question %s or its reply %s is not in the block:\n%s", ids[0], ids[1], b.Block)
+	}
+}
+
+// Notes added one after the other without a session are independent: the
+// next one does not ride along (a note on the connection pool is not the
+// answer to a question on token expiry).
+func TestIndependentNotesDoNotFollow(t *testing.T) {
+	e := newSessionEnv(t)
+	ids := e.observe(t, tenA, "AuthMiddleware returns 401 when the token has expired; refresh first.",
+		"PostgresDB connection pool is capped at 20 in staging.")
+	b, err := e.c.SessionBlock(context.Background(), sreq(WorkBugFix, "ENG-51 auth middleware token expired refresh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.Block, ids[0]) || strings.Contains(b.Block, ids[1]) {
+		t.Fatalf("want the token note and not the pool note:\n%s", b.Block)
 	}
 }

@@ -20,9 +20,16 @@ func newSessionEnv(t *testing.T) *env {
 
 func (e *env) observe(t testing.TB, ten engine.Tenant, contents ...string) []string {
 	t.Helper()
+	return e.observeIn(t, ten, "", contents...)
+}
+
+// observeIn stores contents as observations of session (one conversation's
+// turns, in order; "" for independent notes).
+func (e *env) observeIn(t testing.TB, ten engine.Tenant, session string, contents ...string) []string {
+	t.Helper()
 	var in []engine.ObservationInput
 	for _, c := range contents {
-		in = append(in, engine.ObservationInput{Content: c})
+		in = append(in, engine.ObservationInput{Content: c, Metadata: engine.ObservationMeta{SessionID: session}})
 	}
 	ids, err := e.st.AddObservations(context.Background(), ten, in, engine.ImportOptions{})
 	if err != nil {

@@ -22,8 +22,10 @@ import (
 // Families are the dev-set families Run runs by default, in run order.
 var Families = []string{"metaqa", "fb15k", "codeloc", "locomo"}
 
-// ExtraFamilies run only when asked by name: "codeindex" needs the
-// repositories' sources (Config.CodeSrc).
+// ExtraFamilies need more than the datasets folder: "codeindex" needs the
+// repositories' sources (Config.CodeSrc). A run without Config.Sets runs it
+// after Families when Config.CodeSrc is set; otherwise it runs only when
+// asked by name.
 var ExtraFamilies = []string{"codeindex"}
 
 // DefaultQuestions is the CLI's sample size per set and hop.
@@ -88,6 +90,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if len(sel) == 0 {
 		for _, f := range Families {
 			sel[f] = true
+		}
+		if cfg.CodeSrc != "" {
+			sel["codeindex"] = true
+			cfg.say("code sources given (%s): the codeindex set runs too", cfg.CodeSrc)
 		}
 	}
 	dir := cfg.Datasets
@@ -213,7 +219,7 @@ func (e *env) kgctxGraph(depth int, budgets []int) system {
 			if err != nil {
 				return nil, nil, err
 			}
-			o := blockOut{Text: gb.Block, Tokens: gb.ActualTokens}
+			o := blockOut{Text: gb.Block, Tokens: gb.ActualTokens, Map: parseMap(gb.Block)}
 			for _, tr := range gb.Triplets {
 				o.Lines = append(o.Lines, line{tr.SourceEntity, tr.Relationship, tr.TargetEntity})
 				if x := tr.Explain; x != nil {
@@ -229,23 +235,31 @@ func (e *env) kgctxGraph(depth int, budgets []int) system {
 }
 
 // kgctxSession asks the session block at each budget through the work
-// type that has it; the graph part's lines come from the block's edge keys.
+// type that has it (sessionWorkType); the graph part's lines come from the
+// block's edge keys.
 func (e *env) kgctxSession(budgets []int) system {
 	return system{name: "kgctx session", kind: "session", budgets: budgets, run: func(ctx context.Context, q *question) ([]blockOut, []time.Duration, error) {
 		outs, lats := make([]blockOut, len(budgets)), make([]time.Duration, len(budgets))
+		works := make([]string, len(budgets))
+		for i, b := range budgets {
+			var err error
+			if works[i], err = e.sessionWorkType(b); err != nil {
+				return nil, nil, err
+			}
+		}
 		for i, b := range budgets {
 			e.seq++
 			t := time.Now()
 			sb, err := e.app.Composer.SessionBlock(ctx, compose.SessionRequest{SessionID: fmt.Sprintf("rel-%d", e.seq),
-				WorkType: sessionWork[b], Scope: q.Scope, Identity: e.id, QueryText: q.Text, Graph: true})
+				WorkType: works[i], Scope: q.Scope, Identity: e.id, QueryText: q.Text, Graph: true})
 			lats[i] = time.Since(t)
 			if err != nil {
 				return nil, nil, err
 			}
 			if sb.BudgetTokens != b {
-				return nil, nil, fmt.Errorf("%w: work type %s has budget %d, want %d", ErrInvalidConfig, sessionWork[b], sb.BudgetTokens, b)
+				return nil, nil, fmt.Errorf("%w: work type %s has budget %d, want %d", ErrInvalidConfig, works[i], sb.BudgetTokens, b)
 			}
-			o := blockOut{Text: sb.Block, Tokens: sb.ActualTokens, ObsIDs: sb.ObservationIDs}
+			o := blockOut{Text: sb.Block, Tokens: sb.ActualTokens, ObsIDs: sb.ObservationIDs, Map: parseMap(sb.Block)}
 			names := e.names[q.Scope]
 			for _, k := range sb.GraphEdgeKeys {
 				o.Lines = append(o.Lines, line{names[k.SourceID], k.RelationshipName, names[k.TargetID]})
@@ -256,6 +270,31 @@ func (e *env) kgctxSession(budgets []int) system {
 		}
 		return outs, lats, nil
 	}}
+}
+
+// sessionWorkType is the work type whose session budget is b: the default
+// one that has it (bug_fix 750, feature 400), else "budget_<b>", made one
+// by an org override of the env's budget settings.
+func (e *env) sessionWorkType(b int) (string, error) {
+	if w, ok := sessionWork[b]; ok {
+		return w, nil
+	}
+	w := fmt.Sprintf("budget_%d", b)
+	c, err := e.app.Composer.Settings.Budgets()
+	if err != nil {
+		return "", err
+	}
+	if c.OrgOverrides[org][w] == b {
+		return w, nil
+	}
+	if c.OrgOverrides == nil {
+		c.OrgOverrides = map[string]map[string]int{}
+	}
+	if c.OrgOverrides[org] == nil {
+		c.OrgOverrides[org] = map[string]int{}
+	}
+	c.OrgOverrides[org][w] = b
+	return w, e.app.Composer.Settings.SetBudgets(c)
 }
 
 // graphBaseline ranks once per question and renders each budget; a
@@ -596,7 +635,9 @@ func runLoCoMo(ctx context.Context, cfg *Config, dir string) ([]SetResult, error
 		for _, s := range c.Sessions {
 			for _, tu := range s.Turns {
 				text := turnText(s.DateTime, tu.Speaker, tu.Text, tu.Caption)
-				in = append(in, engine.ObservationInput{Content: text})
+				// A conversation's turns share their session, as an
+				// agent platform records them.
+				in = append(in, engine.ObservationInput{Content: text, Metadata: engine.ObservationMeta{SessionID: fmt.Sprintf("%s-s%d", c.ID, s.N)}})
 				turnIDs = append(turnIDs, tu.ID)
 				contents = append(contents, text)
 			}
