@@ -10,20 +10,26 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/compose/codeindex"
 	"github.com/kgctx/kgctx/engine"
 )
 
-// The "codeindex" family asks codeloc's questions of two graphs of each
-// repository: the shared codeloc graph, and the graph `kgctx index` makes
-// of the same snapshot (the repository's source at the header's snapshot
-// commit, taken from a git repository under Config.CodeSrc). Same
-// questions, same gold functions (by name: both graphs name a function
-// pkg.Func and a method pkg.Type.Method) and gold files (module-relative
-// paths; a file is reached when its node or a node it defines is in the
-// block, each graph's own "defines"/"contains" edges deciding).
+// The "codeindex" family asks codeloc's questions of the path a user
+// takes: each repository's source at the header's snapshot commit (taken
+// from a git repository under Config.CodeSrc) indexed by `kgctx index`'s
+// extractor at its default options, then kgctx's graph and session blocks
+// at 500, 750 and 1,500 tokens, beside BM25 over the same triplets and the
+// Aider-style repo map of the same source (repomap.go). Same questions and
+// gold as codeloc: functions by name (both graphs name a function pkg.Func
+// and a method pkg.Type.Method), files by module-relative path. Scores:
+// codeBlockScores (function recall, file recall, precision), reading
+// triplet lines and code maps alike.
+
+// CodeIndexBudgets are the budgets the codeindex set asks every system at.
+var CodeIndexBudgets = []int{500, 750, 1500}
 
 // ErrNoCodeSrc: the codeindex family needs the repositories' sources.
 var ErrNoCodeSrc = errors.New("relevance: the codeindex set needs --code-src DIR with a git repository per codeloc repository (DIR/cobra, DIR/chi, ...)")
@@ -32,7 +38,7 @@ func runCodeIndex(ctx context.Context, cfg *Config, dir string) ([]SetResult, er
 	if cfg.CodeSrc == "" {
 		return nil, ErrNoCodeSrc
 	}
-	cfg.say("codeindex: loading")
+	cfg.say("codeindex: loading (sources from %s)", cfg.CodeSrc)
 	repos, err := loadCodeloc(dir)
 	if err != nil {
 		return nil, err
@@ -47,8 +53,9 @@ func runCodeIndex(ctx context.Context, cfg *Config, dir string) ([]SetResult, er
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	var shared, ours, leanQs []question
+	var all []question
 	var desc []string
+	maps := map[engine.Tenant]*repoMap{}
 	for _, r := range repos {
 		src, err := snapshot(ctx, filepath.Join(cfg.CodeSrc, r.Name), r.Snapshot, filepath.Join(tmp, r.Name))
 		if err != nil {
@@ -58,78 +65,74 @@ func runCodeIndex(ctx context.Context, cfg *Config, dir string) ([]SetResult, er
 		if mod == "" {
 			mod = "github.com/" + r.Repo // a repository from before modules
 		}
+		t0 := time.Now()
 		ts, err := codeindex.Extract(ctx, src, codeindex.Options{ModulePath: mod})
 		if err != nil {
 			return nil, fmt.Errorf("index %s at %s: %w", r.Name, r.Snapshot, err)
 		}
-		lean, err := codeindex.Extract(ctx, src, codeindex.Options{ModulePath: mod, NoTests: true})
-		if err != nil {
-			return nil, fmt.Errorf("index %s at %s: %w", r.Name, r.Snapshot, err)
-		}
-		tShared, err := e.load(ctx, r.Name, r.triplets())
+		t, err := e.load(ctx, r.Name+"-index", ts)
 		if err != nil {
 			return nil, err
 		}
-		tOurs, err := e.load(ctx, r.Name+"-index", ts)
-		if err != nil {
-			return nil, err
+		if maps[t], err = newRepoMap(src); err != nil {
+			return nil, fmt.Errorf("repo map of %s: %w", r.Name, err)
 		}
-		tLean, err := e.load(ctx, r.Name+"-index-lean", lean)
-		if err != nil {
-			return nil, err
-		}
-		desc = append(desc, fmt.Sprintf("%s: %d shared / %d indexed / %d without tests", r.Name, len(r.Edges), len(ts), len(lean)))
-		sharedMembers, ourMembers, leanMembers := r.fileMembers(), membersOf(ts), membersOf(lean)
+		cfg.say("codeindex: %s indexed (%d triplets) in %.1f s", r.Name, len(ts), time.Since(t0).Seconds())
+		desc = append(desc, fmt.Sprintf("%s %d triplets, %d files", r.Name, len(ts), len(maps[t].files)))
+		members, funcFiles := membersOf(ts), r.funcFiles()
 		for _, cq := range r.Queries {
-			q := question{ID: cq.Q, Text: strings.TrimSpace(cq.S + " " + cq.B), Scope: tShared}
+			q := question{ID: cq.Q, Text: strings.TrimSpace(cq.S + " " + cq.B), Scope: t}
 			for _, g := range cq.G {
 				q.Funcs = append(q.Funcs, r.Nodes[g].N)
+				q.FuncFiles = append(q.FuncFiles, funcFiles[g])
 			}
-			o, n := q, q
-			o.Scope, n.Scope = tOurs, tLean
 			for _, g := range cq.GF {
-				key := engine.NormalizeName(r.Nodes[g].N)
-				q.Files = append(q.Files, goldFile{Key: key, Members: sharedMembers[g]})
-				o.Files = append(o.Files, goldFile{Key: key, Members: ourMembers[key]})
-				n.Files = append(n.Files, goldFile{Key: key, Members: leanMembers[key]})
+				key := r.Nodes[g].N
+				q.Files = append(q.Files, goldFile{Key: key, Members: members[key]})
 			}
-			shared, ours, leanQs = append(shared, q), append(ours, o), append(leanQs, n)
+			all = append(all, q)
 		}
 	}
-	idx := pick(len(shared), cfg.Questions, cfg.Seed, 300)
-	var out []SetResult
-	for _, g := range []struct {
-		name string
-		qs   []question
-	}{{"codeloc, shared graph", shared}, {"codeloc, kgctx index", ours}, {"codeloc, kgctx index --tests=false", leanQs}} {
-		s := &set{name: g.name, family: "codeindex", metrics: []string{"function recall", "file recall"},
-			data: fmt.Sprintf("%d of %d commits; %s", len(idx), len(shared), strings.Join(desc, "; ")),
-			score: func(q *question, b *blockOut) []float64 {
-				fn, file := codeScores(q, b)
-				return []float64{fn, file}
-			}}
-		for _, i := range idx {
-			s.qs = append(s.qs, g.qs[i])
-		}
-		systems := []system{e.kgctxGraph(compose.DefaultDepth, GraphBudgets), e.kgctxSession([]int{codeSessionBudget}),
-			e.graphBaseline(BaseBM25Triplets, GraphBudgets)}
-		r, err := evaluate(ctx, cfg, s, systems)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
+	idx := pick(len(all), cfg.Questions, cfg.Seed, 300)
+	s := &set{name: "codeindex", family: "codeindex", metrics: []string{"function recall", "file recall", "precision"},
+		data: fmt.Sprintf("codeloc's questions over `kgctx index` of each snapshot: %d of %d commits; %s", len(idx), len(all), strings.Join(desc, ", ")),
+		score: func(q *question, b *blockOut) []float64 {
+			fn, file, prec := codeBlockScores(q, b)
+			return []float64{fn, file, prec}
+		}}
+	for _, i := range idx {
+		s.qs = append(s.qs, all[i])
 	}
-	return out, nil
+	repoMapSys := system{name: BaseRepoMap, kind: "graph", budgets: CodeIndexBudgets, run: func(_ context.Context, q *question) ([]blockOut, []time.Duration, error) {
+		m := maps[q.Scope]
+		t := time.Now()
+		ranked := m.rank(q.Text)
+		rank := time.Since(t)
+		outs, lats := make([]blockOut, len(CodeIndexBudgets)), make([]time.Duration, len(CodeIndexBudgets))
+		for i, b := range CodeIndexBudgets {
+			t := time.Now()
+			outs[i] = m.fit(ranked, b)
+			lats[i] = rank + time.Since(t)
+		}
+		return outs, lats, nil
+	}}
+	systems := []system{e.kgctxGraph(compose.DefaultDepth, CodeIndexBudgets), e.kgctxSession(CodeIndexBudgets),
+		e.graphBaseline(BaseBM25Triplets, CodeIndexBudgets), repoMapSys}
+	r, err := evaluate(ctx, cfg, s, systems)
+	if err != nil {
+		return nil, err
+	}
+	return []SetResult{r}, nil
 }
 
-// membersOf maps each file node's key to the keys of what it defines or
-// contains, in ts.
+// membersOf maps each file node's name to the names of what it defines or
+// contains, in ts (exact names: codeBlockScores compares code names as
+// written).
 func membersOf(ts []engine.TripletInput) map[string][]string {
 	m := map[string][]string{}
 	for _, t := range ts {
 		if t.SourceType == "file" && (t.Relationship == "defines" || t.Relationship == "contains") {
-			k := engine.NormalizeName(t.Source)
-			m[k] = append(m[k], engine.NormalizeName(t.Target))
+			m[t.Source] = append(m[t.Source], t.Target)
 		}
 	}
 	return m

@@ -24,6 +24,9 @@ type blockOut struct {
 	// Explain holds, when asked (Config.Misses), one line per triplet with
 	// kgctx's score parts.
 	Explain []string
+	// Map holds the lines of a code map section (kgctx's "## Code Map", the
+	// repo map baseline's "## Repository Map"): parseMap of Text.
+	Map []mapLine
 }
 
 // goldTriplet is a triplet a question needs, as normalised keys.
@@ -46,9 +49,12 @@ type question struct {
 	Answers []string
 	// FB15k: the asked triplet (1-hop) or the chain (2-hop).
 	Gold []goldTriplet
-	// codeloc: gold functions' names and gold files.
-	Funcs []string
-	Files []goldFile
+	// codeloc: gold functions' names and gold files; FuncFiles[i] is the
+	// path of the file that defines Funcs[i] ("" when unknown), for
+	// finding a function by its bare name in that file's code map section.
+	Funcs     []string
+	FuncFiles []string
+	Files     []goldFile
 	// LoCoMo: the evidence turns' observation ids, and the QA category.
 	Evidence []string
 	Category int
@@ -195,7 +201,7 @@ func (a *acc) add(vals []float64, b *blockOut, budget int, lat time.Duration) {
 	}
 	a.tokens += float64(b.Tokens)
 	a.lat = append(a.lat, lat)
-	if len(b.Lines) == 0 && len(b.ObsIDs) == 0 {
+	if len(b.Lines) == 0 && len(b.ObsIDs) == 0 && len(b.Map) == 0 {
 		a.empty++
 	}
 	if b.Tokens > budget {

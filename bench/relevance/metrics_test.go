@@ -2,6 +2,7 @@ package relevance
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -100,5 +101,54 @@ func TestPercentile(t *testing.T) {
 	}
 	if p := percentile([]time.Duration{7}, 99); p != 7 {
 		t.Fatalf("p99 of one %v", p)
+	}
+}
+
+func TestCodeBlockScores(t *testing.T) {
+	text := "## Knowledge Graph Triplets\n- nats.Conn.doReconnect → calls → nats.Conn.close\n- pool.go → defines → nats.Pool\n" +
+		"- nats.Pool → uses_type → nats.Conn\n\n" + codeMapHeader + "\nnats.go:\n  120│ func (nc *Conn) processOpErr(err error)\n" +
+		"  300│ func (nc *Conn) Close()\nsub/x.go:\n  9│ func helper() // calls processOpErr\n"
+	b := &blockOut{Text: text, Lines: []line{{"nats.Conn.doReconnect", "calls", "nats.Conn.close"}, {"pool.go", "defines", "nats.Pool"},
+		{"nats.Pool", "uses_type", "nats.Conn"}}, Map: parseMap(text)}
+	if len(b.Map) != 5 || b.Map[0] != (mapLine{File: "nats.go"}) || b.Map[2] != (mapLine{File: "nats.go", Sig: "func (nc *Conn) Close()"}) {
+		t.Fatalf("map %+v", b.Map)
+	}
+	q := &question{
+		// doReconnect: a line's endpoint. processOpErr: its bare name in
+		// its file's section (not in sub/x.go's, where it is only
+		// mentioned). Conn.Flush: absent.
+		Funcs:     []string{"nats.Conn.doReconnect", "nats.Conn.processOpErr", "nats.Conn.Flush"},
+		FuncFiles: []string{"nats.go", "nats.go", "nats.go"},
+		Files:     []goldFile{{Key: "nats.go"}, {Key: "pool.go"}, {Key: "js.go"}},
+	}
+	fn, file, prec := codeBlockScores(q, b)
+	if math.Abs(fn-2.0/3) > 1e-12 || math.Abs(file-2.0/3) > 1e-12 {
+		t.Fatalf("function recall %v, file recall %v, want 2/3 and 2/3", fn, file)
+	}
+	// Lines naming gold: the doReconnect line, pool.go's defines line, the
+	// nats.go file line and processOpErr's line: 4 of 8.
+	if prec != 0.5 {
+		t.Fatalf("precision %v, want 4/8", prec)
+	}
+	// A qualified name counts in any section; a bare name in another
+	// file's section does not.
+	q = &question{Funcs: []string{"x.helper", "nats.Conn.Close"}, FuncFiles: []string{"other.go", ""}}
+	if fn, _, _ := codeBlockScores(q, b); fn != 0 {
+		t.Fatalf("function recall %v, want 0: bare names outside their file's section", fn)
+	}
+	b.Map = parseMap(strings.Replace(text, "func helper()", "func Conn.Close()", 1))
+	if fn, _, _ := codeBlockScores(q, b); fn != 0.5 {
+		t.Fatalf("function recall %v, want 0.5 (Conn.Close qualified)", fn)
+	}
+	// "#2" marks the second of two names that fold alike, in gold and in
+	// older graphs: it is not part of the name.
+	q = &question{Funcs: []string{"cobra.Command.execute#2", "cobra.Command.ExecuteC"}, FuncFiles: []string{"command.go", "command.go"}}
+	b = &blockOut{Lines: []line{{"cobra.Command.ExecuteC#2", "calls", "x"}},
+		Map: parseMap(codeMapHeader + "\ncommand.go:\n  9│ func (c *Command) execute(a []string) (err error) {")}
+	if fn, _, _ := codeBlockScores(q, b); fn != 1 {
+		t.Fatalf("function recall %v, want 1", fn)
+	}
+	if _, _, p := codeBlockScores(q, &blockOut{}); !math.IsNaN(p) {
+		t.Fatalf("precision of an empty block %v, want NaN", p)
 	}
 }

@@ -130,6 +130,7 @@ var summaryColumns = []struct {
 	{BaseTopicRel2, []string{BaseTopicRel2}},
 	{BasePPR, []string{BasePPR}},
 	{BaseGraphRAG, []string{BaseGraphRAG}},
+	{BaseRepoMap, []string{BaseRepoMap}},
 }
 
 // writeSummary writes one row per set and budget: each system's value of

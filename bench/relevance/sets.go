@@ -324,6 +324,20 @@ func (r *codeRepo) fileMembers() map[int][]string {
 	return m
 }
 
+// funcFiles maps each function or method node to the path of the file
+// that defines it ("" when no file does).
+func (r *codeRepo) funcFiles() map[int]string {
+	m := map[int]string{}
+	for _, e := range r.Edges {
+		if r.Nodes[e.Src].T == "file" && e.Rel == "defines" {
+			if _, ok := m[e.Dst]; !ok {
+				m[e.Dst] = r.Nodes[e.Src].N
+			}
+		}
+	}
+	return m
+}
+
 // adjacency is a KB's undirected neighbourhood by entity name, for the
 // answerable ceiling of the MetaQA sets.
 type adjacency map[string][]string
