@@ -21,10 +21,9 @@ import (
 // is filled from the next readable ones.
 
 // MaxObservationSearch is how deep a search ranks: its pages are cut from
-// the best MaxObservationSearch observations (plus the followers the best
-// bring, as in a session block). Every page of one search reads the same
-// ranking, so pages neither repeat nor skip an observation while the
-// store is unchanged.
+// the best MaxObservationSearch observations. Every page of one search
+// reads the same ranking, so pages neither repeat nor skip an observation
+// while the store is unchanged.
 const MaxObservationSearch = 1000
 
 // ObservationListRequest is one page of a listing or of a search.
@@ -139,8 +138,10 @@ func (c *Composer) Observations(ctx context.Context, id policy.Identity, t engin
 
 // searchObservations ranks the observations of t that f selects against
 // query, as observationCandidates ranks them for a session block (one
-// project, no peers), and returns the first n that pr lets its identity
-// read, in ranking order, and whether more follow.
+// project, no peers): fused relevance, then FeedbackScore. The followers
+// a block adds (the note after a hit, for its context) are not hits of a
+// search and are left out. It returns the first n that pr lets its
+// identity read, in ranking order, and whether more follow.
 func (c *Composer) searchObservations(ctx context.Context, pr *policy.Request, t engine.Tenant, f engine.ObservationFilter, query string, n int) ([]ObsCandidate, bool, error) {
 	var out []ObsCandidate
 	more := false
@@ -156,7 +157,6 @@ func (c *Composer) searchObservations(ctx context.Context, pr *policy.Request, t
 		if err != nil {
 			return err
 		}
-		hits = addFollowers(v, hits, allow)
 		cands := make([]ObsCandidate, 0, len(hits))
 		for _, h := range hits {
 			if !v.ObsLive(h.ID) {

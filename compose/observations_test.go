@@ -159,14 +159,19 @@ func TestObservationsSearchRanksLikeSessionBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b.Explain.Observations) < 3 {
-		t.Fatalf("the block shows %d observations", len(b.Explain.Observations))
-	}
+	both := 0
 	for _, x := range b.Explain.Observations {
 		i := slices.IndexFunc(l.Observations, func(o ListedObservation) bool { return o.ID == x.ID })
-		if i < 0 || *l.Observations[i].Score != x.Score || *l.Observations[i].Relevance != x.Relevance {
-			t.Fatalf("block scores %+v, search %+v", x, l.Observations)
+		if i < 0 {
+			continue // a follower: the block adds the note after a hit, a search does not
 		}
+		both++
+		if *l.Observations[i].Score != x.Score || *l.Observations[i].Relevance != x.Relevance {
+			t.Fatalf("block scores %+v, search %+v", x, l.Observations[i])
+		}
+	}
+	if both < 3 {
+		t.Fatalf("the block and the search share %d observations", both)
 	}
 	// A filter narrows the ranking.
 	l, err = e.c.Observations(ctx, id, tenA, ObservationListRequest{Query: "postgres pool", Filter: engine.ObservationFilter{Tag: "db"}})
