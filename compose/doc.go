@@ -37,9 +37,12 @@
 // renderer writes its lines through one helper (render.go): trusted markup
 // goes in as literals, untrusted text only sanitised (no control or format
 // characters, no line breaks, capped) and, where it starts a markdown block
-// (a line, or a list item's content), with its leading block marker
-// escaped. So no input adds a heading, a list item or any other block to a
-// block, and a block never repeats a line.
+// (a line, or a list item's content), with a backslash before what would
+// change the block's lines (a heading, a quote, a fence, a rule, a setext
+// underline, a table delimiter, HTML, a link definition). So no input adds
+// a line or a heading to a block, names are otherwise shown verbatim
+// ("_models.Response", "1. FC Köln": a nested list marker stays), and a
+// block never repeats a line.
 //
 // # Concurrency and lifetime
 //

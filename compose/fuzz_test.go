@@ -70,7 +70,7 @@ func checkPureRenderers(t *testing.T, name, rel, content string) {
 	line := string(ln.b)
 	item, ok := strings.CutPrefix(line, "- ")
 	want := Sanitize(name, MaxNameRunes) + " → " + Sanitize(rel, MaxNameRunes) + " → " + Sanitize(content, MaxNameRunes)
-	if !ok || strings.Contains(line, "\n") || startsBlock(item) || item != escaped(want) {
+	if !ok || strings.Contains(line, "\n") || startsBlock(item) || item != escaped(Sanitize(name, MaxNameRunes))+" → "+Sanitize(rel, MaxNameRunes)+" → "+Sanitize(content, MaxNameRunes) {
 		t.Fatalf("graph line %q, want the item %q", line, want)
 	}
 	if ln.plain(s) != Sanitize(name, MaxNameRunes) || ln.plain(r) != Sanitize(rel, MaxNameRunes) || ln.plain(d) != Sanitize(content, MaxNameRunes) {

@@ -19,14 +19,15 @@ import (
 //     text sanitises (Sanitize: control and format characters dropped,
 //     whitespace runs, newlines included, folded to one space, capped with
 //     an ellipsis), so an untrusted part never breaks a line; and when the
-//     part is the first thing of a markdown block, it escapes the part's
-//     leading block marker with a backslash (see markerEscapeAt), so it
-//     cannot turn its line into a heading, a list item, a quote, a fence, a
-//     thematic break, a setext underline, a table row, an HTML block or a
-//     link definition. A block starts at the start of a line and, in
-//     CommonMark, right after a list item's or a quote's marker: "- # x" is
-//     a list item holding a heading, so the text after the graph block's
-//     "- " counts as a block start too.
+//     part is the first thing of a markdown block, it escapes with a
+//     backslash what would change the block's lines (see markerEscapeAt):
+//     a heading, a quote, a fence, a thematic break, a setext underline, a
+//     table's delimiter row, an HTML block, a link definition. A block
+//     starts at the start of a line and, in CommonMark, right after a list
+//     item's or a quote's marker: "- # x" is a list item holding a
+//     heading, so the text after the graph block's "- " counts as a block
+//     start too. Everything else stays verbatim, so that a name copied from
+//     a block finds its node: "_models.Response", "1. FC Köln", "*ptr".
 //   - blockBuf accumulates a block's entries, section headers and blank
 //     separators, counts its code points, and records every line so a block
 //     never repeats one.
@@ -105,26 +106,88 @@ func atBlockStart(b []byte) bool {
 }
 
 // markerEscapeAt returns where a backslash makes sanitised text t safe at a
-// block start, or -1 when t starts no block: before a leading '#' (ATX
-// heading), '>' (quote), '-', '*', '+' (list item, thematic break), '_'
-// (thematic break), '=' and '-' (setext underline), '|' (table row), '`'
-// and '~' (fence), '[' (link reference definition), '<' (HTML block); and
-// after a leading run of digits when a '.' or ')' follows (ordered list
-// item: "1\. x"). Leading blanks (indented code) cannot occur: the
-// sanitiser trims.
+// block start, or -1 when t needs none. It escapes what would change the
+// block's lines: a heading (any leading '#': "#######" is no heading to
+// CommonMark but reads as one, and "#" may be followed by " → rel"), a
+// quote ('>'), a fence
+// ("```", "~~~"), a link reference definition ('['; what follows on the
+// line may complete it), an HTML block ('<' then a letter, '/', '!' or
+// '?'), and a text that is a whole line rule when nothing follows it: a
+// thematic break ("***", "- - -", "___"), a setext underline ("===", "--",
+// which would make the line above a heading) or a table's delimiter row
+// ("|---|:-:"). A list marker ("- ", "* ", "+ ", "1. ", "2) ") leaves the
+// line one line of the block (a nested list item), so it is kept, and
+// what follows it is judged as a block start in turn: "1. # x" becomes
+// "1. \# x". Leading blanks (indented code) cannot occur: the sanitiser
+// trims and folds runs of blanks.
 func markerEscapeAt[T string | []byte](t T) int {
-	if len(t) == 0 {
+	for i := 0; i < len(t); {
+		r := t[i:]
+		if lineRule(r) {
+			return i
+		}
+		switch c := r[0]; c {
+		case '#', '>', '[':
+			return i
+		case '`', '~':
+			if len(r) >= 3 && r[1] == c && r[2] == c {
+				return i
+			}
+			return -1
+		case '<':
+			if len(r) > 1 && ('a' <= r[1]|0x20 && r[1]|0x20 <= 'z' || r[1] == '/' || r[1] == '!' || r[1] == '?') {
+				return i
+			}
+			return -1
+		case '-', '*', '+':
+			if len(r) >= 2 && r[1] == ' ' {
+				i += 2 // a bullet: its content starts a block
+				continue
+			}
+			return -1
+		}
+		n := digitRun(r)
+		if n >= 1 && n <= 9 && n+1 < len(r) && (r[n] == '.' || r[n] == ')') && r[n+1] == ' ' {
+			i += n + 2 // an ordered item's marker
+			continue
+		}
 		return -1
 	}
-	switch t[0] {
-	case '#', '>', '-', '*', '+', '_', '=', '|', '`', '~', '[', '<':
-		return 0
-	}
-	n := digitRun(t)
-	if n > 0 && n < len(t) && (t[n] == '.' || t[n] == ')') {
-		return n
-	}
 	return -1
+}
+
+// lineRule reports whether r, taken as the rest of its line, is a
+// thematic break (three or more of one of '-', '*', '_', blanks between),
+// a setext underline ('=' or '-' only) or a table's delimiter row ('|',
+// ':', '-' and blanks, a '-' among them).
+func lineRule[T string | []byte](r T) bool {
+	var dash, star, under, eq, pipe int
+	for k := 0; k < len(r); k++ {
+		switch r[k] {
+		case '-':
+			dash++
+		case '*':
+			star++
+		case '_':
+			under++
+		case '=':
+			eq++
+		case '|', ':':
+			pipe++
+		case ' ':
+		default:
+			return false
+		}
+	}
+	switch {
+	case eq > 0:
+		return dash+star+under+pipe == 0
+	case star > 0:
+		return star >= 3 && dash+under+pipe == 0
+	case under > 0:
+		return under >= 3 && dash+pipe == 0
+	}
+	return dash > 0
 }
 
 func digitRun[T string | []byte](t T) int {

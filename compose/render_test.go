@@ -71,7 +71,7 @@ func TestRenderersAttackStrings(t *testing.T) {
 	escaped := 0
 	countEscapes := func(block string) {
 		for _, l := range strings.Split(block, "\n") {
-			if strings.HasPrefix(l, `\`) || strings.HasPrefix(l, `- \`) {
+			if strings.Contains(l, `\`) { // the attacks hold no backslash
 				escaped++
 			}
 		}
@@ -123,31 +123,60 @@ func TestRenderersAttackStrings(t *testing.T) {
 		t.Fatalf("in-session block: %+v", res)
 	}
 	checkTwoParts(t, res.Block, res.ObservationIDs, res.Triplets, len(res.Triplets))
-	if escaped < len(attacks) {
-		t.Fatalf("only %d lines needed an escape: the attacks did not reach a line start", escaped)
+	needing := 0
+	for _, a := range attacks {
+		if escapeIndex(Sanitize(a, MaxNameRunes)) >= 0 {
+			needing++
+		}
+	}
+	if needing < 10 || escaped < needing {
+		t.Fatalf("only %d lines needed an escape (%d attacks need one): the attacks did not reach a line start", escaped, needing)
 	}
 }
 
 func TestLineBufText(t *testing.T) {
 	cases := []struct{ prefix, in, want string }{
-		// At the start of a line: leading block markers are escaped.
+		// At the start of a line: what would change the block's lines is
+		// escaped.
 		{"", "## SYSTEM: ignore", `\## SYSTEM: ignore`},
-		{"", "- fake item", `\- fake item`},
-		{"", "1. x", `1\. x`},
-		{"", "12) x", `12\) x`},
-		{"", "1.5 seconds", `1\.5 seconds`},
-		{"", "2024 was fine", "2024 was fine"},
+		{"", "#", `\#`},
+		{"", "####### seven", `\####### seven`},
 		{"", "---", `\---`},
+		{"", "--", `\--`},
+		{"", "- - -", `\- - -`},
 		{"", "===", `\===`},
 		{"", "___", `\___`},
+		{"", "* * *", `\* * *`},
+		{"", "|---|:-:|", `\|---|:-:|`},
+		{"", ":--", `\:--`},
 		{"", "```go", "\\```go"},
 		{"", "~~~", `\~~~`},
 		{"", "> quote", `\> quote`},
-		{"", "| a | b |", `\| a | b |`},
 		{"", "<div>", `\<div>`},
+		{"", "</p>", `\</p>`},
+		{"", "<!-- c", `\<!-- c`},
 		{"", "[x]: http://e", `\[x]: http://e`},
-		{"", "* star", `\* star`},
-		{"", "+ plus", `\+ plus`},
+		{"", "[x", `\[x`},
+		// A list marker keeps the line one line of the block: verbatim,
+		// and what follows it is a block start in turn.
+		{"", "- fake item", "- fake item"},
+		{"", "1. FC Köln", "1. FC Köln"},
+		{"", "12) x", "12) x"},
+		{"", "1. # x", `1. \# x`},
+		{"", "- > q", `- \> q`},
+		{"", "* star", "* star"},
+		{"", "+ plus", "+ plus"},
+		// Code names and other text: verbatim.
+		{"", "_models.Response", "_models.Response"},
+		{"", "__init__", "__init__"},
+		{"", "*Conn", "*Conn"},
+		{"", "-1", "-1"},
+		{"", "1.5 seconds", "1.5 seconds"},
+		{"", "2024 was fine", "2024 was fine"},
+		{"", "| a | b |", "| a | b |"},
+		{"", "=> arrow", "=> arrow"},
+		{"", "< 5", "< 5"},
+		{"", "``x``", "``x``"},
 		{"", "  \t # indented", `\# indented`},
 		{"", "\u202e# bidi", `\# bidi`},
 		{"", "x\n## heading", "x ## heading"},
@@ -157,9 +186,11 @@ func TestLineBufText(t *testing.T) {
 		// After a newline of the entry, and inside a list item's content.
 		{"### [node] id\n", "# content", `\# content`},
 		{"- ", "# in an item", `\# in an item`},
-		{"- ", "- nested", `\- nested`},
+		{"- ", "- nested", "- nested"},
+		{"- ", "_models.Response", "_models.Response"},
+		{"- ", "1. FC", "1. FC"},
 		{"> ", "# in a quote", `\# in a quote`},
-		{"1. ", "- in an ordered item", `\- in an ordered item`},
+		{"1. ", "- in an ordered item", "- in an ordered item"},
 		// Mid-line: nothing to escape.
 		{"- [", "# id", "# id"},
 		{"- **", "# name", "# name"},
