@@ -201,6 +201,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Cluster != nil {
 		s.metrics.reg.MustRegister(newClusterCollector(cfg.Cluster))
 	}
+	// Made here, not in Serve: Shutdown may run while Serve starts.
+	s.http = &http.Server{Handler: s.e, ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout,
+		IdleTimeout: cfg.IdleTimeout, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	s.e.HideBanner, s.e.HidePort = true, true
 	s.e.HTTPErrorHandler = s.errorHandler
 	s.e.Use(s.observe, s.recoverPanic)
@@ -389,8 +392,6 @@ func (s *Server) Handler() http.Handler { return s.e }
 
 // Serve accepts connections on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	s.http = &http.Server{Handler: s.e, ReadHeaderTimeout: s.cfg.ReadHeaderTimeout, ReadTimeout: s.cfg.ReadTimeout,
-		IdleTimeout: s.cfg.IdleTimeout, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	err := s.http.Serve(ln)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -401,9 +402,6 @@ func (s *Server) Serve(ln net.Listener) error {
 // Shutdown stops accepting connections and waits (up to ctx) for in-flight
 // requests. The App stays open: the caller closes it afterwards.
 func (s *Server) Shutdown(ctx context.Context) error {
-	if s.http == nil {
-		return nil
-	}
 	return s.http.Shutdown(ctx)
 }
 
