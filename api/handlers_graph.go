@@ -165,6 +165,10 @@ func (s *Server) handleDeleteNode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// What the caller may not read it may not delete: 404, as for GET.
+	if _, err := s.app.Composer.Node(principal(token(c), "", t.Org, t.Project), t, c.Param("nodeId")); err != nil {
+		return err
+	}
 	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteDeleteNode, Org: t.Org, Project: t.Project, ID: c.Param("nodeId")}); err != nil {
 		return err
 	}

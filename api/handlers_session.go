@@ -124,6 +124,10 @@ func (s *Server) handleDeleteObservation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// What the caller may not read it may not delete: 404, as for GET.
+	if _, err := s.app.Composer.Observation(principal(token(c), "", t.Org, t.Project), t, c.Param("id")); err != nil {
+		return err
+	}
 	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteDeleteObservation, Org: t.Org, Project: t.Project, ID: c.Param("id")}); err != nil {
 		return err
 	}

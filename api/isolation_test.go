@@ -418,3 +418,33 @@ func TestSessionOwnershipOneRule(t *testing.T) {
 func sessionlogOf(session, org, project string, nodes ...string) sessionlog.InjectionLog {
 	return sessionlog.InjectionLog{SessionID: session, OrgID: org, ProjectID: project, GraphNodeIDs: nodes, Timestamp: time.Now()}
 }
+
+// A node or observation the policy hides from the caller cannot be
+// deleted by it either (404, as for GET), and stays.
+func TestDeleteGoesThroughPEP(t *testing.T) {
+	e := newIsolationEnv(t)
+	imp := e.token("org_a", "importer")
+	if r := e.do("DELETE", "/v1/orgs/org_a/projects/api/nodes/"+e.ids["Vault"], imp, "", nil); r.status != 404 {
+		t.Fatalf("delete a forbidden node: %d %s", r.status, r.body)
+	}
+	if _, err := e.app.Store.Node(engine.Tenant{Org: "org_a", Project: "api"}, e.ids["Vault"]); err != nil {
+		t.Fatalf("the forbidden node went: %v", err)
+	}
+	r := e.do("POST", "/v1/orgs/org_a/projects/api/observations", imp, "application/json", []byte(`{"content": "the vault key rotates monthly"}`))
+	var ids struct{ IDs []string }
+	r.json(t, &ids)
+	if r := e.do("PUT", "/v1/admin/policies", e.admin, "text/plain", []byte(isoPolicies+`
+forbid (principal, action, resource is Observation) when { resource.projectId == "api" };`)); r.status != 200 {
+		t.Fatalf("policies: %d %s", r.status, r.body)
+	}
+	if r := e.do("DELETE", "/v1/orgs/org_a/projects/api/observations/"+ids.IDs[0], imp, "", nil); r.status != 404 {
+		t.Fatalf("delete a forbidden observation: %d %s", r.status, r.body)
+	}
+	if _, err := e.app.Store.Observation(engine.Tenant{Org: "org_a", Project: "api"}, ids.IDs[0]); err != nil {
+		t.Fatalf("the forbidden observation went: %v", err)
+	}
+	// A readable one goes.
+	if r := e.do("DELETE", "/v1/orgs/org_a/projects/api/nodes/"+e.ids["Beta"], imp, "", nil); r.status != 204 {
+		t.Fatalf("delete a readable node: %d %s", r.status, r.body)
+	}
+}
