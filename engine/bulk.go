@@ -16,14 +16,16 @@ import (
 // edges) between them; see "Concurrency" in doc.go for the contract.
 
 // Chunk bounds. A chunk holds at most chunkTriplets triplets and stops
-// early once it has chunkNodes nodes to (re)index: a chunk's lock holds
-// cost about 5 µs a triplet, and the indexers, which a later write waits
-// for, about 0.15 ms a node (HNSW and bleve, FB15k-237 on 2 cores), so a
-// chunk keeps a small write of another org waiting for well under a
-// second. An import of at most bulkMin triplets (chunkNodes / 2: two nodes
-// a triplet) is always one chunk.
+// early once it has chunkNodes nodes to (re)index. Its two lock holds cost
+// about 5 µs a triplet, and the indexers, which a later write waits for,
+// about 0.15 ms a node (HNSW and bleve, FB15k-237 on 2 cores), so a chunk
+// keeps a small write of another org waiting well under a second; larger
+// triplet bounds save the indexers' fixed cost per change set (a bleve
+// segment, an HNSW snapshot) when most nodes exist already. An import of
+// at most bulkMin triplets (chunkNodes / 2: two nodes a triplet) is
+// always one chunk.
 const (
-	defaultChunkTriplets = 8192
+	defaultChunkTriplets = 16384
 	defaultChunkNodes    = 2048
 )
 
@@ -74,6 +76,14 @@ type importRun struct {
 	// nodes and edges, kept once it commits.
 	pendingNodes []idUndo[nodeUndo]
 	pendingEdges []idUndo[edgeUndo]
+
+	// carry is the last committed chunk: its names, nodes and edges as
+	// committed, which the next chunk starts from instead of resolving
+	// every name again, as long as no other batch changed the tenants
+	// they belong to (carryGens) or dropped a dictionary entry.
+	carry      *batch
+	carryGens  []tenantGen
+	carryDrops uint64
 }
 
 type idUndo[T any] struct {
@@ -200,7 +210,56 @@ func (r *importRun) step(ctx context.Context) error {
 	}
 	s.notify(b.changeSet())
 	r.absorb(b, n)
+	r.keep(b)
 	return nil
+}
+
+// keep makes committed batch b the state the next chunk starts from
+// (writer lock held), with the generations of every tenant it holds nodes
+// or edges of.
+func (r *importRun) keep(b *batch) {
+	g := r.s.g
+	if b.chunk == 1 { // staged afresh: its maps hold only its own
+		r.carryGens = r.carryGens[:0]
+	}
+	add := func(t uint32) {
+		for _, d := range r.carryGens {
+			if d.tenant == t {
+				return
+			}
+		}
+		r.carryGens = append(r.carryGens, tenantGen{tenant: t})
+	}
+	for _, d := range b.deps {
+		add(d.tenant)
+	}
+	for i := range b.newTenants {
+		add(uint32(b.nt + i))
+	}
+	for i := range r.carryGens {
+		r.carryGens[i].gen = g.gens[r.carryGens[i].tenant]
+	}
+	for _, p := range b.edgeList {
+		if p.dirty {
+			p.metaOK = true // meta is what the commit wrote
+		}
+	}
+	r.carry, r.carryDrops = b, g.drops
+}
+
+// carried reports whether the carried chunk is still what the store holds
+// (writer lock held).
+func (r *importRun) carried() bool {
+	g := r.s.g
+	if g.drops != r.carryDrops {
+		return false
+	}
+	for _, d := range r.carryGens {
+		if g.gens[d.tenant] != d.gen {
+			return false
+		}
+	}
+	return true
 }
 
 // stage stages the next chunk (writer lock held): triplets from r.done on,
@@ -209,6 +268,10 @@ func (r *importRun) stage() (*batch, int) {
 	s := r.s
 	b := s.newBatch(r.now)
 	b.ids, b.imp = r.o.IDs, r
+	if c := r.carry; c != nil && r.carried() {
+		b.nodes, b.byRaw, b.rawRels, b.edges, b.chunk = c.nodes, c.byRaw, c.rawRels, c.edges, c.chunk+1
+	}
+	r.carry = nil // staging changes the carried state: it is the committed state again only if this chunk commits
 	r.pendingNodes, r.pendingEdges = r.pendingNodes[:0], r.pendingEdges[:0]
 	maxT, maxN := s.chunks.limits()
 	home := b.tenant(r.t)

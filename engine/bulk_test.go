@@ -904,3 +904,51 @@ func TestImportUndoDropsWhatAStagedWriteNames(t *testing.T) {
 		t.Fatalf("the other org's triplet: %+v %v", ts, err)
 	}
 }
+
+// TestImportChunkSeesWritesBetweenChunks: a chunk starts from what the
+// previous one committed only while no other write changed it: a node
+// deleted between two chunks is created again, not linked to while gone,
+// and a weight moved between them is kept when the next chunk changes the
+// node.
+func TestImportChunkSeesWritesBetweenChunks(t *testing.T) {
+	s, _ := openChunked(t, chunking{triplets: 10, nodes: 30}, nil)
+	var in []TripletInput
+	for i := range 10 {
+		in = append(in, tr("hub", "calls", fmt.Sprintf("x%d", i)))
+	}
+	in[9] = tr("other hub", "calls", "x9")
+	for i := range 10 {
+		in = append(in, TripletInput{Source: "hub", Relationship: "calls", Target: fmt.Sprintf("y%d", i), SourceAliases: []string{fmt.Sprintf("hub alias %d", i)}})
+	}
+	in = append(in, TripletInput{Source: "other hub", Relationship: "calls", Target: "y0", SourceType: "svc"})
+	var moved float64
+	s.hooks.chunk = func(_ Tenant, done int) {
+		if done != 10 {
+			return
+		}
+		hub, _ := lookupID(s, tenA, "hub")
+		if err := s.DeleteNode(context.Background(), tenA, hub); err != nil {
+			t.Error(err)
+		}
+		other, _ := lookupID(s, tenA, "other hub")
+		if _, err := s.MoveWeights(context.Background(), []WeightRefs{{Scope: tenA, NodeIDs: []string{other}}}, 0.5, 1); err != nil {
+			t.Error(err)
+		}
+		n, _ := s.Node(tenA, other)
+		moved = n.Weight
+	}
+	res := mustImport(t, s, tenA, in...)
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if res.NodesCreated != 23 { // hub twice, other hub, x0-x9, y0-y9
+		t.Fatalf("%+v", res)
+	}
+	if ts, _ := s.QueryTriplets(tenA, TripletQuery{Subject: "hub"}); len(ts) != 10 {
+		t.Fatalf("the new hub has %d triplets", len(ts))
+	}
+	id, _ := lookupID(s, tenA, "other hub")
+	if n, _ := s.Node(tenA, id); n.Weight != moved || moved == DefaultWeight || n.Type != "svc" {
+		t.Fatalf("other hub: %+v, weight moved to %v", n, moved)
+	}
+}

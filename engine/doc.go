@@ -49,7 +49,7 @@
 // consistent snapshot made of whole batches, and wait at most for one
 // batch's in-memory apply.
 //
-// Imports (bulk.go) commit in chunks of at most 8,192 triplets, cut early
+// Imports (bulk.go) commit in chunks of at most 16,384 triplets, cut early
 // once 2,048 nodes need indexing. A chunk takes the writer lock twice: to
 // resolve its names and take its ids, then to commit; in between, without
 // the lock, it reads the stored descriptions it needs and embeds its new

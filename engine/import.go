@@ -165,8 +165,12 @@ type batch struct {
 	edgeEnd               uint32 // one past the last edge id the batch took
 	next0                 struct{ node, edge, obs uint32 }
 
-	// imp is the import the batch is a chunk of (nil for other writes).
-	imp *importRun
+	// imp is the import the batch is a chunk of (nil for other writes),
+	// and chunk its number: pnodes and pedges carried over from the
+	// import's previous chunk (importRun.carry) join this one when first
+	// touched (stampNode, stampEdge).
+	imp   *importRun
+	chunk uint32
 	// reindexed counts the staged nodes the indexers will have to see:
 	// what a chunk costs them.
 	reindexed int
@@ -202,9 +206,10 @@ type pnode struct {
 	revector bool // the embedded text changed: a new vector is needed
 	ownVec   bool // vec came with the input
 	setW     bool // the input set the weight
+	chunk    uint32
 	doc      *NodeDoc
-	// pre is the record before the batch, for a bulk import's undo
-	// (existing nodes only).
+	// pre is the record before the batch changed it, for a bulk
+	// import's undo (existing nodes only; set by touch).
 	pre *nodeRec
 }
 
@@ -215,6 +220,10 @@ type pedge struct {
 	isNew bool
 	dirty bool
 	setW  bool // the input set the weight
+	// metaOK: meta holds the stored provenance (loaded, or committed by
+	// an earlier chunk of the import).
+	metaOK bool
+	chunk  uint32
 	// restore writes meta as it is (an undo) instead of merging prov and
 	// stamping the batch's time.
 	restore bool
@@ -224,7 +233,7 @@ type pedge struct {
 
 func (s *Store) newBatch(now int64) *batch {
 	return &batch{
-		s: s, g: s.g, now: now, edgeBase: s.next.edge, edgeEnd: s.next.edge, next0: s.next,
+		s: s, g: s.g, now: now, edgeBase: s.next.edge, edgeEnd: s.next.edge, next0: s.next, chunk: 1,
 		tenantIDs: make(map[Tenant]uint32),
 		relIDs:    make(map[string]uint32),
 		nodes:     make(map[nameKey]*pnode),
@@ -282,29 +291,31 @@ func (b *batch) node(tid uint32, name, typ, desc string, vec []float32, aliases 
 		p = b.resolve(tid, name)
 		b.byRaw[nameKey{tid, name}] = p
 	}
+	b.stampNode(p)
 	p.alias(b, name)
 	for _, a := range aliases {
 		p.alias(b, a)
 	}
+	// touch comes before each change: it keeps the record as it was.
 	if typ != "" && typ != p.rec.typ {
-		p.rec.typ = typ
 		p.touch(b)
+		p.rec.typ = typ
 		p.markReindex(b)
 		p.revector = true
 	}
 	if desc != "" && desc != p.desc {
 		if h := descHash(desc); h != p.rec.descHash {
+			p.touch(b)
 			p.rec.descHash = h
 			p.desc, p.descSet = desc, true
-			p.touch(b)
 			p.markReindex(b)
 			p.revector = true
 		}
 	}
 	if vec != nil {
+		p.touch(b)
 		p.vec = slices.Clone(vec)
 		p.ownVec = true
-		p.touch(b)
 		p.markReindex(b)
 	}
 	return p
@@ -334,11 +345,6 @@ func (b *batch) resolve(tid uint32, name string) *pnode {
 				return p
 			}
 			p = &pnode{id: id, rec: b.g.nodes[id]}
-			if b.imp != nil && b.imp.bulk {
-				pre := p.rec
-				p.pre = &pre
-			}
-			p.rec.aliases = slices.Clone(p.rec.aliases)
 			b.nodes[own] = p
 		} else {
 			p = &pnode{id: b.s.next.node, isNew: true, dirty: true, reindex: true, revector: true, descSet: true}
@@ -348,34 +354,72 @@ func (b *batch) resolve(tid uint32, name string) *pnode {
 			b.nodesCreated++
 		}
 		b.nodes[k] = p
-		b.nodeList = append(b.nodeList, p)
 	}
 	return p
+}
+
+// stampNode makes p part of the batch (nodeList) the first time the batch
+// touches it. A pnode carried over from the import's previous chunk holds
+// what that chunk committed: it starts clean.
+func (b *batch) stampNode(p *pnode) {
+	if p.chunk == b.chunk {
+		return
+	}
+	if p.chunk != 0 {
+		p.isNew, p.dirty, p.reindex, p.revector, p.ownVec, p.setW = false, false, false, false, false, false
+		p.vec, p.doc, p.pre = nil, nil, nil
+	}
+	p.chunk = b.chunk
+	b.nodeList = append(b.nodeList, p)
+}
+
+// stampEdge is stampNode for edges.
+func (b *batch) stampEdge(p *pedge) {
+	if p.chunk == b.chunk {
+		return
+	}
+	if p.chunk != 0 {
+		p.isNew, p.dirty, p.setW, p.restore = false, false, false, false
+		p.prov = nil
+	}
+	p.chunk = b.chunk
+	p.pre = p.rec
+	b.edgeList = append(b.edgeList, p)
 }
 
 // setWeight sets the node's weight when the input names one.
 func (p *pnode) setWeight(b *batch, w *float64) {
 	if w != nil && *w != p.rec.weight {
+		p.touch(b)
 		p.rec.weight = *w
 		p.setW = true
-		p.touch(b)
 	}
 }
 
 // alias records name as a surface form of the node (if new and room).
 func (p *pnode) alias(b *batch, name string) {
 	if name != p.rec.name && !slices.Contains(p.rec.aliases, name) && len(p.rec.aliases) < maxAliases {
-		p.rec.aliases = append(p.rec.aliases, name)
 		p.touch(b)
+		// Clipped: the slice may be the graph's (or a pre-image's), which
+		// must not see the append.
+		p.rec.aliases = append(slices.Clip(p.rec.aliases), name)
 		p.markReindex(b)
 	}
 }
 
+// touch marks p changed, before the change: a bulk import's undo needs
+// the record as it was before the chunk (pre).
 func (p *pnode) touch(b *batch) {
 	if !p.dirty {
 		p.dirty = true
-		if !p.isNew && b.imp.counts(p.id) {
-			b.nodesUpdated++
+		if !p.isNew {
+			if b.imp != nil && b.imp.bulk {
+				pre := p.rec
+				p.pre = &pre
+			}
+			if b.imp.counts(p.id) {
+				b.nodesUpdated++
+			}
 		}
 	}
 	p.rec.updated = b.now
@@ -397,7 +441,7 @@ func (b *batch) edge(tenant uint32, src *pnode, rid uint32, dst *pnode, w *float
 	if p == nil {
 		if id, ok := b.g.edgeByTriple(k.src, k.rel, k.dst); ok {
 			p = b.newPedge()
-			*p = pedge{id: id, rec: b.g.edges[id], pre: b.g.edges[id]}
+			*p = pedge{id: id, rec: b.g.edges[id]}
 		} else {
 			p = b.newPedge()
 			*p = pedge{id: b.s.next.edge, isNew: true, dirty: true,
@@ -408,8 +452,8 @@ func (b *batch) edge(tenant uint32, src *pnode, rid uint32, dst *pnode, w *float
 			b.edgesCreated++
 		}
 		b.edges[k] = p
-		b.edgeList = append(b.edgeList, p)
 	}
+	b.stampEdge(p)
 	if w != nil && *w != p.rec.weight {
 		p.rec.weight = *w
 		p.dirty, p.setW = true, true
@@ -499,7 +543,7 @@ func (b *batch) tenantOf(id uint32) Tenant {
 func (b *batch) loadEdgeMeta() error {
 	var need []*pedge
 	for _, p := range b.edgeList {
-		if !p.isNew && p.dirty {
+		if !p.isNew && p.dirty && !p.metaOK {
 			need = append(need, p)
 		}
 	}
@@ -518,6 +562,7 @@ func (b *batch) loadEdgeMeta() error {
 			if _, p.meta, err = decodeEdge(rec); err != nil {
 				return err
 			}
+			p.metaOK = true
 		}
 		return nil
 	})
