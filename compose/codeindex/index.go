@@ -388,11 +388,16 @@ func gitChanged(ctx context.Context, root, rev string) ([]string, error) {
 		if err != nil {
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {
-				return nil, fmt.Errorf("--since %s: git %s: %s", rev, strings.Join(args, " "), strings.TrimSpace(string(ee.Stderr)))
+				// git's first line says what is wrong; the rest is usage.
+				msg, _, _ := strings.Cut(strings.TrimSpace(string(ee.Stderr)), "\n")
+				return nil, fmt.Errorf("--since %s: git %s: %s", rev, args[0], strings.TrimSpace(msg))
 			}
 			return nil, fmt.Errorf("--since needs git: %w", err)
 		}
 		return strings.Fields(string(out)), nil
+	}
+	if in, err := run("rev-parse", "--is-inside-work-tree"); err != nil || len(in) != 1 || in[0] != "true" {
+		return nil, fmt.Errorf("--since %s: %s is not in a git work tree (--since takes the changed files from git; without it every file is hashed)", rev, root)
 	}
 	a, err := run("diff", "--name-only", "--relative", rev, "--")
 	if err != nil {
