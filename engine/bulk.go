@@ -285,8 +285,10 @@ func (r *importRun) stage() (*batch, int) {
 		if tr.TargetOrgID != "" || tr.TargetProjectID != "" {
 			dstT = b.tenant(Tenant{Org: cmpOr(tr.TargetOrgID, r.t.Org), Project: cmpOr(tr.TargetProjectID, r.t.Project)})
 		}
-		src := b.node(srcT, tr.Source, tr.SourceType, tr.SourceDescription, tr.SourceVector, tr.SourceAliases)
-		dst := b.node(dstT, tr.Target, tr.TargetType, tr.TargetDescription, tr.TargetVector, tr.TargetAliases)
+		src := b.node(srcT, tr.Source, tr.SourceExact, tr.SourceType, tr.SourceDescription, tr.SourceVector, tr.SourceAliases)
+		dst := b.node(dstT, tr.Target, tr.TargetExact, tr.TargetType, tr.TargetDescription, tr.TargetVector, tr.TargetAliases)
+		src.setCode(b, tr.SourceLocation, tr.SourceSignature)
+		dst.setCode(b, tr.TargetLocation, tr.TargetSignature)
 		src.setWeight(b, tr.SourceWeight)
 		dst.setWeight(b, tr.TargetWeight)
 		b.edge(home, src, b.rawRel(tr.Relationship), dst, tr.Weight, tr.Provenance)

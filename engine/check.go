@@ -87,8 +87,14 @@ func (s *Store) Check() error {
 		if g.nodeW[d] != n.weight {
 			bad("node %d weight mirror %v differs from its record's %v", d, g.nodeW[d], n.weight)
 		}
-		if n.norm != NormalizeName(n.name) {
+		if n.norm != nameKeyOf(n.name, n.exact) {
 			bad("node %d normalised name is stale", d)
+		}
+		if n.exact && !slices.Contains(g.exactFold[nameKey{n.tenant, NormalizeName(n.name)}], d) {
+			bad("exact node %d missing from the folded-name index", d)
+		}
+		if c := n.code; c != nil && (c.file == "" && c.line != 0 || c.file != "" && (c.line < 1 || c.endLine < c.line)) {
+			bad("node %d has a malformed location %q %d-%d", d, c.file, c.line, c.endLine)
 		}
 		if p := g.ranked[d].Load(); p != nil {
 			cached := *p
@@ -109,6 +115,13 @@ func (s *Store) Check() error {
 	}
 	if g.byName.n != live || g.byUUID.n != live {
 		bad("indexes hold %d names and %d ids for %d live nodes", g.byName.n, g.byUUID.n, live)
+	}
+	for k, ids := range g.exactFold {
+		for _, id := range ids {
+			if int(id) >= len(g.nodes) || !g.nodes[id].live || !g.nodes[id].exact || g.nodes[id].tenant != k.tenant || NormalizeName(g.nodes[id].name) != k.norm {
+				bad("folded-name index entry %q of tenant %d names node %d, not a live exact node so named", k.norm, k.tenant, id)
+			}
+		}
 	}
 	for lk, id := range g.legacy {
 		if !g.legacyValid(lk, id) {
@@ -283,7 +296,8 @@ func (s *Store) checkStored() []error {
 		}
 		m := &g.nodes[id]
 		if m.uuid != rec.uuid || m.tenant != rec.tenant || m.name != rec.name || m.typ != rec.typ || m.weight != rec.weight ||
-			m.descHash != rec.descHash || len(m.aliases) != len(rec.aliases) {
+			m.descHash != rec.descHash || len(m.aliases) != len(rec.aliases) || m.exact != rec.exact ||
+			(m.code == nil) != (rec.code == nil) || m.code != nil && *m.code != *rec.code {
 			bad("node %d differs between memory and disk", id)
 		}
 		return nil

@@ -1,5 +1,10 @@
 package engine
 
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
 // Code identity, locations and signatures.
 //
 // An extractor that knows a name exactly (a code indexer: `Conn.close`
@@ -60,3 +65,101 @@ func (v *View) NodeSignature(n uint32) string { return v.g.nodes[n].code.signatu
 // NodeExact reports whether node n's name is exact: its identity is the
 // name as written, not its folded form.
 func (v *View) NodeExact(n uint32) bool { return v.g.nodes[n].exact }
+
+// exactPrefix starts the identity key of every exact name. The byte 0xff
+// never occurs in UTF-8, and names and folded keys are valid UTF-8, so an
+// exact key never equals a folded one: "Conn.Close" marked exact and
+// "Conn.Close" unmarked are two nodes.
+const exactPrefix = "\xff"
+
+// nameKeyOf is the identity key of name: exactPrefix and the name itself
+// when exact, else NormalizeName(name).
+func nameKeyOf(name string, exact bool) string {
+	if exact {
+		return exactPrefix + name
+	}
+	return NormalizeName(name)
+}
+
+// appendNameKey appends nameKeyOf(name, exact) to dst.
+func appendNameKey(dst []byte, name string, exact bool) []byte {
+	if exact {
+		return append(append(dst, exactPrefix...), name...)
+	}
+	return AppendNormalizedName(dst, name)
+}
+
+// newCodeInfo is the code part of a record from an import's fields (nil
+// when neither is given).
+func newCodeInfo(l *Location, sig string) *codeInfo {
+	if l == nil && sig == "" {
+		return nil
+	}
+	c := &codeInfo{sig: sig}
+	if l != nil {
+		c.file, c.line, c.endLine = l.File, uint32(l.Line), uint32(max(l.EndLine, l.Line))
+	}
+	return c
+}
+
+// mergeCode is old with what an import gives replacing what it names: a
+// location, a signature (each kept when the import omits it). It returns
+// old itself when nothing changes: records share their codeInfo and never
+// modify it.
+func mergeCode(old *codeInfo, l *Location, sig string) *codeInfo {
+	if l == nil && sig == "" {
+		return old
+	}
+	c := codeInfo{}
+	if old != nil {
+		c = *old
+	}
+	if l != nil {
+		c.file, c.line, c.endLine = l.File, uint32(l.Line), uint32(max(l.EndLine, l.Line))
+	}
+	if sig != "" {
+		c.sig = sig
+	}
+	if old != nil && c == *old {
+		return old
+	}
+	return &c
+}
+
+// checkLocation checks a location of the import contract: a file path of
+// 1 to 1,024 bytes of valid UTF-8 without control characters, line >= 1,
+// endLine 0 (the line alone) or >= line.
+func checkLocation(field string, l *Location) error {
+	if l == nil {
+		return nil
+	}
+	switch {
+	case l.File == "":
+		return fmt.Errorf("%s.file is empty", field)
+	case len(l.File) > MaxLocationFileBytes:
+		return fmt.Errorf("%s.file is %d bytes, over the limit of %d", field, len(l.File), MaxLocationFileBytes)
+	case !utf8.ValidString(l.File):
+		return fmt.Errorf("%s.file %w", field, errInvalidUTF8)
+	case hasControl(l.File):
+		return fmt.Errorf("%s.file contains a control character", field)
+	case l.Line < 1 || l.Line > maxLine:
+		return fmt.Errorf("%s.line %d is not a line number (1 to %d)", field, l.Line, maxLine)
+	case l.EndLine != 0 && (l.EndLine < l.Line || l.EndLine > maxLine):
+		return fmt.Errorf("%s.endLine %d is not a line from line %d on", field, l.EndLine, l.Line)
+	}
+	return nil
+}
+
+// checkSignature checks a signature: at most 256 bytes of valid UTF-8 on
+// one line, no control characters.
+func checkSignature(field, s string) error {
+	switch {
+	case len(s) > MaxSignatureBytes:
+		return fmt.Errorf("%s is %d bytes, over the limit of %d", field, len(s), MaxSignatureBytes)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%s %w", field, errInvalidUTF8)
+	case hasControl(s):
+		return fmt.Errorf("%s contains a control character (newline, tab, ...)", field)
+	}
+	return nil
+}

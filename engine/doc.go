@@ -34,6 +34,15 @@
 // importing it again merges provenance and, when the import names a
 // weight, sets the weight.
 //
+// A name an import marks exact (TripletInput.SourceExact, TargetExact: a
+// code indexer's symbols) is its own identity: case kept, nothing folded,
+// so "Conn.close" and "Conn.Close" are two nodes, and neither merges with
+// a folded name spelt the same (code.go). Lookups by name (View.Lookup:
+// triplet queries, deletes by name, node search) try the exact name
+// first, then the folded one, then the one exact name that folds so (none
+// when two do). Code nodes may carry a location and a signature, kept in
+// memory with the node (View.NodeLocation, NodeSignature, NodeExact).
+//
 // Stores of version 2 deleted separators instead, and so merged names such
 // as "kill_src_2_10" and "kill_src_21_0". Open upgrades them (migrate.go):
 // merged nodes cannot be split and stay one node, still found under every

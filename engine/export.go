@@ -8,8 +8,9 @@ import (
 
 // ExportTriplets calls fn with every triplet of project t (the edges
 // imported into it), in edge id order, as an import would take them back:
-// names, types, descriptions, aliases, node and edge weights, the latest
-// provenance, and the endpoints' project or org when they live elsewhere.
+// names (marked exact when they are), types, descriptions, aliases,
+// locations and signatures, node and edge weights, the latest provenance,
+// and the endpoints' project or org when they live elsewhere.
 // Importing the output into an empty project rebuilds the same graph (nodes
 // without any edge excepted: a triplet format cannot carry them). in is
 // reused between calls.
@@ -69,7 +70,9 @@ func (s *Store) ExportTriplets(t Tenant, fn func(in *TripletInput) error) error 
 				w := er.weight
 				in = TripletInput{Source: src.Name, Relationship: rel, Target: dst.Name, SourceType: src.Type, TargetType: dst.Type,
 					SourceDescription: src.Description, TargetDescription: dst.Description, Weight: &w,
-					SourceAliases: src.Aliases, TargetAliases: dst.Aliases}
+					SourceAliases: src.Aliases, TargetAliases: dst.Aliases,
+					SourceExact: src.Exact, TargetExact: dst.Exact, SourceLocation: src.Location, TargetLocation: dst.Location,
+					SourceSignature: src.Signature, TargetSignature: dst.Signature}
 				sw, tw := src.Weight, dst.Weight
 				in.SourceWeight, in.TargetWeight = &sw, &tw
 				if len(m.prov) > 0 {
@@ -115,7 +118,11 @@ func (s *Store) exportNode(txn *badger.Txn, n uint32) (*Node, error) {
 		s.mu.RLock()
 		t := s.g.tenants[rec.tenant]
 		s.mu.RUnlock()
-		out = &Node{Name: rec.name, Type: rec.typ, Description: desc, Aliases: rec.aliases, Weight: rec.weight, OrgID: t.Org, ProjectID: t.Project}
+		out = &Node{Name: rec.name, Type: rec.typ, Description: desc, Aliases: rec.aliases, Weight: rec.weight, OrgID: t.Org, ProjectID: t.Project,
+			Exact: rec.exact, Signature: rec.code.signature()}
+		if l, ok := rec.code.location(); ok {
+			out.Location = &l
+		}
 		return nil
 	})
 	return out, err

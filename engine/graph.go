@@ -64,6 +64,11 @@ type graph struct {
 	// never equals the key of a live node of its tenant, so nodeByName
 	// tries it second. Empty unless the store was upgraded.
 	legacy map[nameKey]uint32
+	// exactFold lists, by (tenant, folded name), the live nodes with exact
+	// names that fold to it, so that a lookup by the folded form finds an
+	// exact node when only one folds so (graph.lookup). Empty unless the
+	// store holds exact names.
+	exactFold map[nameKey][]uint32
 
 	// Observations: table by dense id, per-project and per-org bitmaps,
 	// external id index.
@@ -120,6 +125,7 @@ func newGraph() *graph {
 		deletedObs:   roaring.New(),
 		byObs:        make(map[string]uint32),
 		legacy:       make(map[nameKey]uint32),
+		exactFold:    make(map[nameKey][]uint32),
 	}
 }
 
@@ -230,6 +236,7 @@ func (g *graph) putNode(id uint32, rec nodeRec) {
 	if old.live {
 		if old.norm != rec.norm || old.tenant != rec.tenant {
 			g.byName.remove(hashName(old.tenant, old.norm), id)
+			g.unfoldExact(id, old)
 		} else {
 			newName = false
 		}
@@ -250,10 +257,50 @@ func (g *graph) putNode(id uint32, rec nodeRec) {
 	g.nodeW[id] = rec.weight
 	if newName {
 		g.byName.insert(hashName(rec.tenant, rec.norm), id, g.nameHashOf)
+		if rec.exact {
+			k := nameKey{rec.tenant, NormalizeName(rec.name)}
+			g.exactFold[k] = append(g.exactFold[k], id)
+		}
 	}
 	if newUUID {
 		g.byUUID.insert(hashUUID(rec.uuid), id, g.uuidHashOf)
 	}
+}
+
+// unfoldExact drops node id, whose record is n, from exactFold.
+func (g *graph) unfoldExact(id uint32, n *nodeRec) {
+	if !n.exact {
+		return
+	}
+	k := nameKey{n.tenant, NormalizeName(n.name)}
+	ids := slices.DeleteFunc(g.exactFold[k], func(x uint32) bool { return x == id })
+	if len(ids) == 0 {
+		delete(g.exactFold, k)
+	} else {
+		g.exactFold[k] = ids
+	}
+}
+
+// lookup finds the live node of tenant called name, as a person or an
+// agent names it: the node whose exact name is name; else the node whose
+// folded name is name's (NormalizeName, legacy keys included); else the
+// one exact node whose name folds as name's does ("conn.close" finds
+// Conn.close when no other exact name folds to it). Two or more such
+// exact nodes: none (the name is ambiguous; name one exactly).
+func (g *graph) lookup(tenant uint32, name string) (uint32, bool) {
+	if len(g.exactFold) > 0 {
+		if id, ok := g.nodeByName(tenant, exactPrefix+name); ok {
+			return id, true
+		}
+	}
+	norm := NormalizeName(name)
+	if id, ok := g.nodeByName(tenant, norm); ok {
+		return id, true
+	}
+	if ids := g.exactFold[nameKey{tenant, norm}]; len(ids) == 1 {
+		return ids[0], true
+	}
+	return 0, false
 }
 
 // removeNode drops a node; its edges must already be gone.
@@ -263,6 +310,7 @@ func (g *graph) removeNode(id uint32) {
 		return
 	}
 	g.byName.remove(hashName(n.tenant, n.norm), id)
+	g.unfoldExact(id, n)
 	for _, k := range g.legacyKeysOf(id) {
 		delete(g.legacy, k)
 	}

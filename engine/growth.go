@@ -24,14 +24,18 @@ func (s *Store) ImportGrowth(t Tenant, in []TripletInput) (map[Tenant]Growth, er
 			rel      string
 		}
 		newEdges := map[ekey]bool{}
-		// node resolves an endpoint: its key, and its id when it exists.
-		node := func(t Tenant, name string) (key, uint32, bool) {
-			k := key{t, NormalizeName(name)}
+		// node resolves an endpoint as Import does: by its identity key
+		// (an exact name's never meets a folded one's); its key, and its
+		// id when it exists.
+		node := func(t Tenant, name string, exact bool) (key, uint32, bool) {
+			k := key{t, nameKeyOf(name, exact)}
 			if newNodes[k] {
 				return k, 0, false
 			}
-			if id, ok := v.Lookup(t, name); ok && v.Live(id) {
-				return k, id, true
+			if tid, ok := v.g.tenantIndex[t]; ok {
+				if id, ok := v.resolve(tid, name, exact); ok && v.Live(id) {
+					return k, id, true
+				}
 			}
 			newNodes[k] = true
 			g := out[t]
@@ -48,8 +52,8 @@ func (s *Store) ImportGrowth(t Tenant, in []TripletInput) (map[Tenant]Growth, er
 			if tr.TargetOrgID != "" || tr.TargetProjectID != "" {
 				dstT = Tenant{Org: cmpOr(tr.TargetOrgID, t.Org), Project: cmpOr(tr.TargetProjectID, t.Project)}
 			}
-			sk, sid, sok := node(srcT, tr.Source)
-			dk, did, dok := node(dstT, tr.Target)
+			sk, sid, sok := node(srcT, tr.Source, tr.SourceExact)
+			dk, did, dok := node(dstT, tr.Target, tr.TargetExact)
 			rel := NormalizeRelationship(tr.Relationship)
 			ek := ekey{sk, dk, rel}
 			if newEdges[ek] {

@@ -53,7 +53,8 @@ type ImportResult struct {
 // a large import commits in chunks and, when it fails after some, undoes
 // them before it returns (see "Concurrency" in doc.go). Validation trims
 // in's strings in place. Re-importing the same triplets creates nothing:
-// nodes are identified by normalised name per project, edges by (source,
+// nodes are identified per project by normalised name, or by the name
+// itself when the input marks it exact (code.go), edges by (source,
 // relationship, target). The result is the same however the import is
 // chunked.
 func (s *Store) Import(ctx context.Context, t Tenant, in []TripletInput, o ImportOptions) (ImportResult, error) {
@@ -283,12 +284,14 @@ func (b *batch) rawRel(raw string) uint32 {
 // maxAliases bounds the surface names remembered per node.
 const maxAliases = 32
 
-// node resolves (or creates) the node named name in tenant t and merges the
-// optional fields into it.
-func (b *batch) node(tid uint32, name, typ, desc string, vec []float32, aliases []string) *pnode {
-	p := b.byRaw[nameKey{tid, name}]
-	if p == nil {
-		p = b.resolve(tid, name)
+// node resolves (or creates) the node named name in tenant t, exact or
+// not, and merges the optional fields into it.
+func (b *batch) node(tid uint32, name string, exact bool, typ, desc string, vec []float32, aliases []string) *pnode {
+	var p *pnode
+	if exact {
+		p = b.resolve(tid, name, true) // its key is the name: nothing to save
+	} else if p = b.byRaw[nameKey{tid, name}]; p == nil {
+		p = b.resolve(tid, name, false)
 		b.byRaw[nameKey{tid, name}] = p
 	}
 	b.stampNode(p)
@@ -328,10 +331,10 @@ func (p *pnode) markReindex(b *batch) {
 	}
 }
 
-// resolve finds or creates the node of tenant tid whose normalised name is
-// name's.
-func (b *batch) resolve(tid uint32, name string) *pnode {
-	b.normBuf = AppendNormalizedName(b.normBuf[:0], name)
+// resolve finds or creates the node of tenant tid whose identity key
+// (nameKeyOf) is name's.
+func (b *batch) resolve(tid uint32, name string, exact bool) *pnode {
+	b.normBuf = appendNameKey(b.normBuf[:0], name, exact)
 	p := b.nodes[nameKey{tid, string(b.normBuf)}] // no allocation for the lookup
 	if p == nil {
 		norm := string(b.normBuf)
@@ -350,7 +353,7 @@ func (b *batch) resolve(tid uint32, name string) *pnode {
 			p = &pnode{id: b.s.next.node, isNew: true, dirty: true, reindex: true, revector: true, descSet: true}
 			b.s.next.node++
 			b.reindexed++
-			p.rec = nodeRec{uuid: b.ids.uuid(), tenant: tid, name: name, norm: norm, weight: DefaultWeight, created: b.now, updated: b.now}
+			p.rec = nodeRec{uuid: b.ids.uuid(), tenant: tid, name: name, norm: norm, exact: exact, weight: DefaultWeight, created: b.now, updated: b.now}
 			b.nodesCreated++
 		}
 		b.nodes[k] = p
@@ -393,6 +396,15 @@ func (p *pnode) setWeight(b *batch, w *float64) {
 		p.touch(b)
 		p.rec.weight = *w
 		p.setW = true
+	}
+}
+
+// setCode merges an import's location and signature into the node (what
+// the import omits stays).
+func (p *pnode) setCode(b *batch, l *Location, sig string) {
+	if c := mergeCode(p.rec.code, l, sig); c != p.rec.code {
+		p.rec.code = c
+		p.touch(b)
 	}
 }
 

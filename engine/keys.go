@@ -49,8 +49,10 @@ const (
 // from oldestVersion on through the steps of migrate.go and refuses other
 // versions. History: 2 keyed nodes by names with separators deleted; 3
 // folds them instead (NormalizeName) and adds pfxLegacy; 4 scopes session
-// keys (leases, injects, logs) by org and adds PrefixSessionOrg.
-const storeVersion = 4
+// keys (leases, injects, logs) by org and adds PrefixSessionOrg; 5 adds
+// exact names and code fields to node records (version 2 records, for
+// those nodes only: older records read as they did).
+const storeVersion = 5
 
 func key32(p byte, id uint32) []byte {
 	k := make([]byte, 5)

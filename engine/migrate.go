@@ -35,6 +35,11 @@ type migration struct {
 var migrations = []migration{
 	{from: 2, what: "name keys fold separators instead of deleting them", run: migrateNameKeysV2},
 	{from: 3, what: "session keys scoped by org", run: func(s *Store) error { return migrateSessionKeys(s.db) }},
+	// Version 5 reads every record of version 4 as it is: a node record
+	// of version 1 is a folded name without code fields. The step only
+	// moves the version, so that a build that knows no exact names
+	// refuses the store once it may hold some.
+	{from: 4, what: "exact names and code fields in node records", run: func(*Store) error { return nil }},
 }
 
 // migrate upgrades the store from version ver to storeVersion.

@@ -7,11 +7,29 @@ import (
 
 const recordVersion = 1
 
+// nodeRecordV2 is the node record of an exact name or a code node: the
+// version 1 record followed by flags (nodeExact, nodeCode) and, with
+// nodeCode, the location's file, line and end line and the signature.
+// Other nodes keep version 1 records, so a store written before exact
+// names reads as it did.
+const nodeRecordV2 = 2
+
+const (
+	nodeExact = 1 << iota
+	nodeCode
+)
+
 // encodeNode appends the stored form of a node: version, uuid, tenant, name,
-// type, description, aliases, weight, created, updated.
+// type, description, aliases, weight, created, updated; then, in a version
+// 2 record, flags and code fields.
 func encodeNode(dst []byte, r *nodeRec, desc string) []byte {
 	e := enc{dst}
-	e.u8(recordVersion)
+	v2 := r.exact || r.code != nil
+	if v2 {
+		e.u8(nodeRecordV2)
+	} else {
+		e.u8(recordVersion)
+	}
 	e.raw(r.uuid[:])
 	e.u32(r.tenant)
 	e.str(r.name)
@@ -24,6 +42,22 @@ func encodeNode(dst []byte, r *nodeRec, desc string) []byte {
 	e.f64(r.weight)
 	e.iv(r.created)
 	e.iv(r.updated)
+	if v2 {
+		var flags uint8
+		if r.exact {
+			flags |= nodeExact
+		}
+		if r.code != nil {
+			flags |= nodeCode
+		}
+		e.u8(flags)
+		if c := r.code; c != nil {
+			e.str(c.file)
+			e.uv(uint64(c.line))
+			e.uv(uint64(c.endLine))
+			e.str(c.sig)
+		}
+	}
 	return e.b
 }
 
@@ -32,13 +66,13 @@ func encodeNode(dst []byte, r *nodeRec, desc string) []byte {
 func decodeNode(b []byte, wantDesc bool) (nodeRec, string, error) {
 	d := dec{b: b}
 	var r nodeRec
-	if v := d.u8(); v != recordVersion {
+	v := d.u8()
+	if v != recordVersion && v != nodeRecordV2 {
 		return r, "", fmt.Errorf("%w: node record version %d", ErrCorrupt, v)
 	}
 	copy(r.uuid[:], d.bytes(16))
 	r.tenant = d.u32()
 	r.name = d.str()
-	r.norm = NormalizeName(r.name)
 	r.typ = d.str()
 	descB := d.bytes(int(d.uv()))
 	var desc string
@@ -57,9 +91,20 @@ func decodeNode(b []byte, wantDesc bool) (nodeRec, string, error) {
 	r.weight = d.f64()
 	r.created = d.iv()
 	r.updated = d.iv()
+	if v == nodeRecordV2 {
+		flags := d.u8()
+		r.exact = flags&nodeExact != 0
+		if flags&nodeCode != 0 {
+			c := &codeInfo{file: d.str()}
+			c.line, c.endLine = uint32(d.uv()), uint32(d.uv())
+			c.sig = d.str()
+			r.code = c
+		}
+	}
 	if d.err {
 		return r, "", fmt.Errorf("%w: truncated node record", ErrCorrupt)
 	}
+	r.norm = nameKeyOf(r.name, r.exact)
 	return r, desc, nil
 }
 

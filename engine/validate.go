@@ -157,6 +157,18 @@ func ValidateTriplet(t *TripletInput, lim Limits, dim int) error {
 			}
 		}
 	}
+	if err := checkLocation("sourceLocation", t.SourceLocation); err != nil {
+		return err
+	}
+	if err := checkLocation("targetLocation", t.TargetLocation); err != nil {
+		return err
+	}
+	if err := checkSignature("sourceSignature", t.SourceSignature); err != nil {
+		return err
+	}
+	if err := checkSignature("targetSignature", t.TargetSignature); err != nil {
+		return err
+	}
 	if p := t.Provenance; p != nil {
 		if err := checkText("provenance.observationId", p.ObservationID, 256); err != nil {
 			return err

@@ -103,39 +103,46 @@ func (v *View) ProjectEdges(t Tenant) *roaring.Bitmap {
 	return nil
 }
 
-// Lookup finds the node called name (any surface form that normalises the
-// same) in project t.
+// Lookup finds the node called name in project t: the node of that exact
+// name (a code symbol's, case kept), else the node whose folded name is
+// name's (any surface form that normalises the same), else the only exact
+// node whose name folds as name's does (see graph.lookup).
 func (v *View) Lookup(t Tenant, name string) (uint32, bool) {
 	tid, ok := v.g.tenantIndex[t]
 	if !ok {
 		return 0, false
 	}
-	id, ok := v.g.nodeByName(tid, NormalizeName(name))
-	return id, ok
+	return v.g.lookup(tid, name)
 }
 
-// LookupScope appends to dst the live nodes called name (any surface
-// form that normalises the same) in scope t: its project, or each project
-// of the org when t.Project is "".
+// LookupScope appends to dst the live nodes called name (as Lookup finds
+// them) in scope t: its project, or each project of the org when
+// t.Project is "".
 func (v *View) LookupScope(dst []uint32, t Tenant, name string) []uint32 {
-	norm := NormalizeName(name)
-	if norm == "" {
+	if NormalizeName(name) == "" && len(v.g.exactFold) == 0 {
 		return dst
 	}
 	if t.Project != "" {
 		if tid, ok := v.g.tenantIndex[t]; ok {
-			if id, ok := v.g.nodeByName(tid, norm); ok && v.Live(id) {
+			if id, ok := v.g.lookup(tid, name); ok && v.Live(id) {
 				dst = append(dst, id)
 			}
 		}
 		return dst
 	}
 	for _, tid := range v.g.orgTenants[t.Org] {
-		if id, ok := v.g.nodeByName(tid, norm); ok && v.Live(id) {
+		if id, ok := v.g.lookup(tid, name); ok && v.Live(id) {
 			dst = append(dst, id)
 		}
 	}
 	return dst
+}
+
+// resolve finds the node an import of name (exact or not) into tenant
+// tid resolves to, by identity alone: no fallback from one kind of name
+// to the other.
+func (v *View) resolve(tid uint32, name string, exact bool) (uint32, bool) {
+	return v.g.nodeByName(tid, nameKeyOf(name, exact))
 }
 
 // NodeByID resolves an external node id.
