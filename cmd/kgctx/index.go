@@ -25,8 +25,11 @@ func indexCmd() *command {
 		summary: "index a Go module's code as triplets (offline, or through a running server)",
 		about: "Turn the Go module in DIR into a code graph with go/parser and go/types: packages, files,\n" +
 			"functions, methods, types and interfaces; contains, defines, has_method, calls,\n" +
-			"calls_via_interface, implements, embeds, uses_type, imports, tests. No LLM, no network:\n" +
-			"imports outside the module and the standard library are left unresolved.\n" +
+			"calls_via_interface, implements, implemented_by, embeds, uses_type, imports, tests.\n" +
+			"Names are exact (Conn.close and Conn.Close are two nodes; init functions are\n" +
+			"pkg.init@file.go); every symbol carries its file, line span and signature. Every file is\n" +
+			"read whatever its build tags or platform (//go:build ignore aside). No LLM, no network:\n" +
+			"imports outside the module are left unresolved; the standard library is no node.\n" +
 			"Incremental: a second run reads again only the packages whose files changed (by content,\n" +
 			"or by git with --since REV), deletes what vanished and keeps learnt weights. It deletes\n" +
 			"only nodes of the kinds it writes and edges of its relationships.\n" +
@@ -192,7 +195,7 @@ func (s *storeSink) Node(_ context.Context, name string) (n codeindex.NodeRef, o
 	err = s.app.Store.View(func(v *engine.View) error {
 		var d uint32
 		if d, ok = v.Lookup(s.t, name); ok {
-			n = codeindex.NodeRef{ID: v.NodeID(d), Type: v.NodeType(d)}
+			n = codeindex.NodeRef{ID: v.NodeID(d), Type: v.NodeType(d), Exact: v.NodeExact(d)}
 		}
 		return nil
 	})
@@ -242,7 +245,7 @@ func (s *serverSink) Node(ctx context.Context, name string) (codeindex.NodeRef, 
 	if n.OrgID != s.t.Org || n.ProjectID != s.t.Project {
 		return codeindex.NodeRef{}, false, nil // an endpoint in another project: not ours
 	}
-	return codeindex.NodeRef{ID: n.ID, Type: n.Type}, true, nil
+	return codeindex.NodeRef{ID: n.ID, Type: n.Type, Exact: n.Exact}, true, nil
 }
 
 // nodeID finds a node's id through the triplet query: every node of an

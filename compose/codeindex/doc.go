@@ -6,18 +6,50 @@
 // interfaces, named as a reader writes them: pkg.Func, pkg.Type.Method,
 // pkg.Type, the file's module-relative path, the package's name (its
 // module-relative directory when two packages share a name; its import
-// path is kept as an alias). The first sentence of a doc comment is the
-// description. Edges: contains (package -> file), defines (file ->
-// symbol), has_method (type or interface -> method), calls (resolved with
-// type information: static calls and methods of known receivers),
-// calls_via_interface (a call through an interface, to the interface's
-// method), implements (type -> interface, by method sets), embeds,
-// uses_type (signatures and struct fields), imports (package -> package;
-// outside the module by import path), tests (a Test, Benchmark, Fuzz or
-// Example function -> what it calls in the module, and Foo for TestFoo).
-// Calls and types outside the module are left out; what go/types cannot
-// resolve (an import outside the module and the standard library, which
-// is never fetched) is left out, never guessed.
+// path is kept as an alias). A package may have any number of init
+// functions, which Go gives no name: each is pkg.init@file.go, and a
+// second one in the same file pkg.init@file.go(2). Every name is sent
+// exact (engine.TripletInput.SourceExact): case kept, nothing folded, so
+// Conn.close and Conn.Close are two nodes named as in the source, with no
+// synthetic suffix. Every symbol node carries its location (the
+// module-relative file with '/', its first and last lines; a file node
+// spans its lines) and a one-line signature printed from the source
+// (`func (nc *Conn) Close()`, `type Conn struct`, an interface method as
+// the interface writes it; at most 256 bytes); the first sentence of a
+// doc comment is the description. A file's description names its imports
+// ("Imports bufio, context, ...").
+//
+// Edges: contains (package -> file), defines (file -> symbol), has_method
+// (type or interface -> method), calls (resolved with type information:
+// static calls and methods of known receivers), calls_via_interface (a
+// call through an interface, to the interface's method), implements (type
+// -> interface) and implemented_by (an interface's method -> the method
+// of each implementing type, named where each is declared: an embedded
+// interface's, an embedded type's), embeds, uses_type (signatures and
+// struct fields), imports (package -> package of the module or of another
+// module: the standard library is no node, only named in file
+// descriptions), tests (a Test, Benchmark, Fuzz or Example function ->
+// what it calls in the module, and Foo for TestFoo). So a walk goes from
+// a call through an interface to its implementations and on to their
+// callees. Calls and types outside the module are left out; what go/types
+// cannot resolve (an import outside the module and the standard library,
+// which is never fetched) is left out, never guessed.
+//
+// implements is what go/types decides (types.Implements of the type's
+// pointer, so pointer receivers count, parameter names and named results
+// never matter), over the module's packages checked as imports
+// (declarations only, from the type cache when unchanged) so that every
+// type compared comes from one consistent set; a generic type is compared
+// instantiated with its own type parameters. Types and interfaces of
+// _test.go files and of files of another platform are not compared.
+//
+// Files: every .go file of the module is read whatever its build
+// constraints, except those no build can include (//go:build ignore):
+// those of this platform are type-checked, those of another GOOS or
+// GOARCH, a custom tag or cgo are read for their declarations (nodes,
+// defines, has_method, imports, locations, signatures; no calls, which
+// would need their platform's check). A symbol declared once per platform
+// is one node, defined by each file, located in this platform's.
 //
 // Loading: the module's packages are parsed in parallel and type-checked
 // from source with their tests; the standard library and the module's
@@ -26,7 +58,7 @@
 //
 // Incremental: a State records per package the files' content hashes,
 // the nodes and edges each file states (between ids that never collide:
-// import path qualified), the method sets, and the triplets written. A
+// import path qualified), the implements edges, and the triplets written. A
 // run reads again only the packages with a file added, changed or removed
 // (by hash, or by `git diff --name-only REV` with Options.Since), renders
 // every edge with the names of this run, and sends the store the
@@ -34,10 +66,12 @@
 // may change; no weight is sent, so learnt weights stay), deletes of the
 // triplets no longer stated and of the nodes no triplet names (the
 // store's delete cascades to edges and index entries). implements is
-// recomputed from the recorded method sets of every package, so a changed
+// recomputed over every package whenever one was read, so a changed
 // interface updates the types of untouched packages. The state is trusted
-// only while the store still holds the module's package node (a cleared
-// graph is indexed afresh).
+// only while the store still holds the module's package node, exact (a
+// cleared graph is indexed afresh). A state of the build that folded
+// names (version 4) is not used; its nodes are deleted before the module
+// is indexed afresh, so that none stays beside its exact namesake.
 //
 // Untrusted input: the module's files, the state and the type cache are
 // all read as input that may be hostile. Files behind symbolic links that

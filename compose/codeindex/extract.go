@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"go/ast"
 	"go/types"
-	"sort"
+	"path"
 	"strconv"
 	"strings"
 	"unicode"
@@ -30,6 +30,7 @@ const (
 	RelCalls      = "calls"               // function or method -> function or method (static, or on a known receiver)
 	RelCallsIface = "calls_via_interface" // function or method -> an interface's method
 	RelImplements = "implements"          // type -> interface
+	RelImplBy     = "implemented_by"      // interface method -> the method of a type that implements it
 	RelEmbeds     = "embeds"              // struct or interface -> embedded type
 	RelUsesType   = "uses_type"           // function, method or type -> a type of its signature or fields
 	RelImports    = "imports"             // package -> package
@@ -38,12 +39,21 @@ const (
 
 // node is what the graph says of one symbol, keyed by its id: the
 // import path qualifies it ("pkg:" + path for packages, "file:" + path for
-// files), so ids never collide; names are derived from ids (names.go).
+// files), so ids never collide; names are derived from ids (namer).
 type node struct {
 	Kind string `json:"k"`
 	Pkg  string `json:"p,omitempty"` // import path of the declaring package
-	Base string `json:"b,omitempty"` // Func, Type, Type.Method; the path of a file
+	Base string `json:"b,omitempty"` // Func, Type, Type.Method, init@file.go; the path of a file
 	Desc string `json:"d,omitempty"`
+	// Where it is declared: the module-relative file (with '/'), the
+	// first and last lines; and its one-line signature.
+	File string `json:"f,omitempty"`
+	Line int    `json:"l,omitempty"`
+	End  int    `json:"e,omitempty"`
+	Sig  string `json:"s,omitempty"`
+	// Other: declared in a file of another platform (not type-checked
+	// here); a declaration of the same symbol in a checked file wins.
+	Other bool `json:"o,omitempty"`
 }
 
 // edge is a triplet between ids.
@@ -58,13 +68,6 @@ type fileFacts struct {
 	Edges [][3]string     `json:"e,omitempty"`
 }
 
-// typeFacts are a named type's method set (pointer receiver included), or
-// an interface's, for implements.
-type typeFacts struct {
-	Iface   bool     `json:"i,omitempty"`
-	Methods []string `json:"m"`
-}
-
 // pkgFacts are what one package contributes.
 type pkgFacts struct {
 	Name string `json:"name"`
@@ -72,7 +75,6 @@ type pkgFacts struct {
 	// constraints: a package whose DirHash is the same is not read again.
 	DirHash string                `json:"dirHash"`
 	Files   map[string]*fileFacts `json:"files"`
-	Types   map[string]typeFacts  `json:"types,omitempty"`
 }
 
 func hashOf(b []byte) string {
@@ -87,19 +89,16 @@ func symID(pkg, base string) string { return pkg + "." + base }
 // extract turns a checked package into its facts.
 func (l *loader) extract(c *checked) *pkgFacts {
 	ip := l.mod.importPath(c.files.Rel)
-	pf := &pkgFacts{Name: c.files.Name, DirHash: c.files.DirHash, Files: map[string]*fileFacts{}, Types: map[string]typeFacts{}}
+	pf := &pkgFacts{Name: c.files.Name, DirHash: c.files.DirHash, Files: map[string]*fileFacts{}}
 	x := &extractor{l: l, ip: ip, c: c}
 	for _, f := range c.files.Files {
-		pf.Files[f.Rel] = x.file(f, c.info, c.pkg)
+		pf.Files[f.Rel] = x.file(f, c.info)
 	}
 	for _, f := range c.files.XTest {
-		pf.Files[f.Rel] = x.file(f, c.xinfo, c.xpkg)
+		pf.Files[f.Rel] = x.file(f, c.xinfo)
 	}
 	for _, f := range c.files.Other {
 		pf.Files[f.Rel] = x.declarations(f)
-	}
-	if c.pkg != nil {
-		x.methodSets(pf)
 	}
 	return pf
 }
@@ -124,140 +123,159 @@ func (x *extractor) local(p *types.Package) string {
 	return path
 }
 
-func (x *extractor) file(f *srcFile, info *types.Info, pkg *types.Package) *fileFacts {
-	ff := &fileFacts{Hash: f.Hash, Pkg: x.ip, Nodes: map[string]node{}}
-	seen := map[edge]bool{}
-	add := func(s, r, t string) {
-		e := edge{s, r, t}
-		if s == t || seen[e] {
-			return
-		}
-		seen[e] = true
-		ff.Edges = append(ff.Edges, [3]string{s, r, t})
+// fileX extracts one file: its facts, and what the walk needs on the way.
+type fileX struct {
+	x     *extractor
+	f     *srcFile
+	info  *types.Info // nil for a file of another platform: declarations only
+	ff    *fileFacts
+	seen  map[edge]bool
+	inits int // init functions met so far
+}
+
+func (fx *fileX) add(s, r, t string) {
+	e := edge{s, r, t}
+	if s == t || fx.seen[e] {
+		return
 	}
+	fx.seen[e] = true
+	fx.ff.Edges = append(fx.ff.Edges, [3]string{s, r, t})
+}
+
+// def records the node id, declared by the file, at the span of n.
+func (fx *fileX) def(id string, nd node, at ast.Node) {
+	fset := fx.x.l.fset
+	nd.File = fx.f.Rel
+	nd.Line, nd.End = fset.Position(at.Pos()).Line, fset.Position(at.End()).Line
+	nd.Other = fx.info == nil
+	fx.ff.Nodes[id] = nd
+	fx.add(fileID(fx.f.Rel), RelDefines, id)
+}
+
+// file states what f declares and, when info is given (the file was
+// type-checked), the calls, types and tests of its declarations. A file
+// of another platform (info nil) states its declarations: nodes,
+// defines, has_method, imports.
+func (x *extractor) file(f *srcFile, info *types.Info) *fileFacts {
+	ff := &fileFacts{Hash: f.Hash, Pkg: x.ip, Nodes: map[string]node{}}
+	fx := &fileX{x: x, f: f, info: info, ff: ff, seen: map[edge]bool{}}
 	fid := fileID(f.Rel)
-	ff.Nodes[fid] = node{Kind: KindFile, Base: f.Rel}
+	tf := x.l.fset.File(f.AST.Pos())
+	fileNode := node{Kind: KindFile, Base: f.Rel, File: f.Rel, Line: 1}
+	if tf != nil {
+		fileNode.End = max(1, tf.LineCount())
+	}
+	ff.Nodes[fid] = fileNode
 	if !f.Test && f.AST.Doc != nil && f.AST.Name.Name != "main" {
 		ff.Nodes[pkgID(x.ip)] = node{Kind: KindPackage, Pkg: x.ip, Desc: synopsis(f.AST.Doc.Text())}
 	}
-	add(pkgID(x.ip), RelContains, fid)
+	fx.add(pkgID(x.ip), RelContains, fid)
 	if f.Test {
 		// A test file says what its tests exercise; its helpers and
 		// imports are left out (they would crowd blocks with test
 		// scaffolding).
 		for _, d := range f.AST.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && isTestName(fd.Name.Name) {
-				x.funcDecl(fd, f, info, pkg, ff, add)
+				fx.funcDecl(fd)
 			}
 		}
 		return ff
 	}
+	// Imports: an edge to a package of the module or of another module;
+	// the standard library is no node (it would only crowd blocks: every
+	// package imports fmt), and is named in the file's description with
+	// the others.
+	var imps []string
 	for _, is := range f.AST.Imports {
 		p, err := strconv.Unquote(is.Path.Value)
-		if err != nil || p == "C" || p == "unsafe" || !validImportPath(p) {
+		if err != nil || !validImportPath(p) {
 			continue // a malformed path names no package: no node
 		}
-		add(pkgID(x.ip), RelImports, pkgID(p))
+		imps = append(imps, p)
+		if p == "C" || p == "unsafe" || isStdlib(p) {
+			continue
+		}
+		fx.add(pkgID(x.ip), RelImports, pkgID(p))
+	}
+	if len(imps) > 0 {
+		fileNode.Desc = synopsis("Imports " + strings.Join(imps, ", "))
+		ff.Nodes[fid] = fileNode
 	}
 	for _, d := range f.AST.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
-			x.funcDecl(d, f, info, pkg, ff, add)
+			fx.funcDecl(d)
 		case *ast.GenDecl:
 			for _, sp := range d.Specs {
 				ts, ok := sp.(*ast.TypeSpec)
-				if !ok {
+				if !ok || ts.Name.Name == "_" {
 					continue
 				}
 				doc := ts.Doc
-				if doc == nil && len(d.Specs) == 1 {
-					doc = d.Doc
+				var at ast.Node = ts
+				if len(d.Specs) == 1 && d.Lparen == 0 {
+					at = d // the span from the type keyword
+					if doc == nil {
+						doc = d.Doc
+					}
 				}
 				id := symID(x.ip, ts.Name.Name)
 				kind := KindType
 				if _, ok := ts.Type.(*ast.InterfaceType); ok {
 					kind = KindInterface
 				}
-				ff.Nodes[id] = node{Kind: kind, Pkg: x.ip, Base: ts.Name.Name, Desc: synopsis(doc.Text())}
-				add(fid, RelDefines, id)
-				x.typeDecl(id, ts, info, ff, add)
+				fx.def(id, node{Kind: kind, Pkg: x.ip, Base: ts.Name.Name, Desc: synopsis(doc.Text()), Sig: typeSig(x.l.fset, ts)}, at)
+				fx.typeDecl(id, ts)
 			}
 		}
 	}
 	return ff
 }
 
-// declarations states what a file of another platform declares (it is
-// not type-checked here: no calls, no types of signatures).
+// isStdlib says whether an import path is the standard library's: its
+// first element has no dot (the go command's rule).
+func isStdlib(p string) bool {
+	first, _, _ := strings.Cut(p, "/")
+	return !strings.Contains(first, ".")
+}
+
+// declarations states what a file of another platform declares: it is
+// not type-checked here (its platform's files would be checked together,
+// and they redeclare this platform's), so it adds no calls and no types
+// of signatures. A symbol it shares with this platform's files is one
+// node.
 func (x *extractor) declarations(f *srcFile) *fileFacts {
-	ff := &fileFacts{Hash: f.Hash, Pkg: x.ip, Nodes: map[string]node{}}
-	fid := fileID(f.Rel)
-	ff.Nodes[fid] = node{Kind: KindFile, Base: f.Rel}
-	ff.Edges = append(ff.Edges, [3]string{pkgID(x.ip), RelContains, fid})
-	def := func(id string, n node) {
-		ff.Nodes[id] = n
-		ff.Edges = append(ff.Edges, [3]string{fid, RelDefines, id})
-	}
-	for _, d := range f.AST.Decls {
-		switch d := d.(type) {
-		case *ast.FuncDecl:
-			if d.Name.Name == "_" || d.Name.Name == "init" && d.Recv == nil {
-				continue
-			}
-			if d.Recv == nil {
-				def(symID(x.ip, d.Name.Name), node{Kind: KindFunction, Pkg: x.ip, Base: d.Name.Name, Desc: synopsis(d.Doc.Text())})
-				continue
-			}
-			if len(d.Recv.List) != 1 {
-				continue
-			}
-			recv := recvName(d.Recv.List[0].Type)
-			if recv == "" {
-				continue
-			}
-			id := symID(x.ip, recv+"."+d.Name.Name)
-			def(id, node{Kind: KindMethod, Pkg: x.ip, Base: recv + "." + d.Name.Name, Desc: synopsis(d.Doc.Text())})
-			ff.Edges = append(ff.Edges, [3]string{symID(x.ip, recv), RelHasMethod, id})
-		case *ast.GenDecl:
-			for _, sp := range d.Specs {
-				ts, ok := sp.(*ast.TypeSpec)
-				if !ok {
-					continue
-				}
-				kind := KindType
-				if _, ok := ts.Type.(*ast.InterfaceType); ok {
-					kind = KindInterface
-				}
-				doc := ts.Doc
-				if doc == nil && len(d.Specs) == 1 {
-					doc = d.Doc
-				}
-				def(symID(x.ip, ts.Name.Name), node{Kind: kind, Pkg: x.ip, Base: ts.Name.Name, Desc: synopsis(doc.Text())})
-			}
-		}
-	}
-	return ff
+	return x.file(f, nil)
 }
 
 // typeDecl states an interface's methods, what a type embeds and the
 // types of its fields.
-func (x *extractor) typeDecl(id string, ts *ast.TypeSpec, info *types.Info, ff *fileFacts, add func(s, r, t string)) {
+func (fx *fileX) typeDecl(id string, ts *ast.TypeSpec) {
+	x, info := fx.x, fx.info
 	switch t := ts.Type.(type) {
 	case *ast.InterfaceType:
 		for _, m := range t.Methods.List {
 			if len(m.Names) == 0 {
+				if info == nil {
+					continue
+				}
 				if tid := x.typeID(info.Types[m.Type].Type); tid != "" {
-					add(id, RelEmbeds, tid)
+					fx.add(id, RelEmbeds, tid)
 				}
 				continue
 			}
+			ft, _ := m.Type.(*ast.FuncType)
 			for _, n := range m.Names {
 				mid := symID(x.ip, ts.Name.Name+"."+n.Name)
-				ff.Nodes[mid] = node{Kind: KindMethod, Pkg: x.ip, Base: ts.Name.Name + "." + n.Name, Desc: synopsis(m.Doc.Text())}
-				add(id, RelHasMethod, mid)
+				fx.def(mid, node{Kind: KindMethod, Pkg: x.ip, Base: ts.Name.Name + "." + n.Name, Desc: synopsis(m.Doc.Text()),
+					Sig: ifaceMethodSig(x.l.fset, n, ft)}, m)
+				fx.add(id, RelHasMethod, mid)
 			}
 		}
 	case *ast.StructType:
+		if info == nil {
+			return
+		}
 		for _, fl := range t.Fields.List {
 			tv, ok := info.Types[fl.Type]
 			if !ok {
@@ -265,41 +283,66 @@ func (x *extractor) typeDecl(id string, ts *ast.TypeSpec, info *types.Info, ff *
 			}
 			for _, tid := range x.namedIn(tv.Type) {
 				if len(fl.Names) == 0 {
-					add(id, RelEmbeds, tid)
+					fx.add(id, RelEmbeds, tid)
 				} else {
-					add(id, RelUsesType, tid)
+					fx.add(id, RelUsesType, tid)
 				}
 			}
 		}
 	}
 }
 
-func (x *extractor) funcDecl(d *ast.FuncDecl, f *srcFile, info *types.Info, pkg *types.Package, ff *fileFacts, add func(s, r, t string)) {
+// initBase names the file's next init function: init@file.go, then
+// init@file.go(2), (3) for further ones in the same file. A package may
+// have any number of init functions, none of which can be called or
+// named in Go; the file's name makes each distinct, stable while the
+// file keeps its inits, and findable with grep.
+func (fx *fileX) initBase() string {
+	fx.inits++
+	b := "init@" + path.Base(fx.f.Rel)
+	if fx.inits > 1 {
+		b += "(" + strconv.Itoa(fx.inits) + ")"
+	}
+	return b
+}
+
+func (fx *fileX) funcDecl(d *ast.FuncDecl) {
+	x, f, info := fx.x, fx.f, fx.info
 	name := d.Name.Name
-	if name == "_" || (name == "init" && d.Recv == nil) {
+	if name == "_" {
 		return
 	}
 	var id string
-	if d.Recv != nil && len(d.Recv.List) == 1 {
+	sig := funcSig(x.l.fset, d)
+	switch {
+	case d.Recv != nil && len(d.Recv.List) == 1:
 		recv := recvName(d.Recv.List[0].Type)
 		if recv == "" {
 			return
 		}
 		id = symID(x.ip, recv+"."+name)
-		ff.Nodes[id] = node{Kind: KindMethod, Pkg: x.ip, Base: recv + "." + name, Desc: synopsis(d.Doc.Text())}
-		add(symID(x.ip, recv), RelHasMethod, id)
-	} else {
+		fx.def(id, node{Kind: KindMethod, Pkg: x.ip, Base: recv + "." + name, Desc: synopsis(d.Doc.Text()), Sig: sig}, d)
+		fx.add(symID(x.ip, recv), RelHasMethod, id)
+	case d.Recv != nil:
+		return
+	case name == "init":
+		base := fx.initBase()
+		id = symID(x.ip, base)
+		fx.def(id, node{Kind: KindFunction, Pkg: x.ip, Base: base, Desc: synopsis(d.Doc.Text()), Sig: sig}, d)
+	default:
 		id = symID(x.ip, name)
-		ff.Nodes[id] = node{Kind: KindFunction, Pkg: x.ip, Base: name, Desc: synopsis(d.Doc.Text())}
+		fx.def(id, node{Kind: KindFunction, Pkg: x.ip, Base: name, Desc: synopsis(d.Doc.Text()), Sig: sig}, d)
 	}
-	add(fileID(f.Rel), RelDefines, id)
+	if info == nil {
+		return
+	}
 	test := f.Test && d.Recv == nil && isTestName(name)
 	if obj, ok := info.Defs[d.Name].(*types.Func); ok && !test {
 		sig := obj.Type().(*types.Signature)
 		for _, tup := range []*types.Tuple{sig.Params(), sig.Results()} {
 			for i := 0; i < tup.Len(); i++ {
 				for _, tid := range x.namedIn(tup.At(i).Type()) {
-					add(id, RelUsesType, tid)
+					fx.add(id, RelUsesType, tid)
 				}
 			}
 		}
@@ -307,7 +350,7 @@ func (x *extractor) funcDecl(d *ast.FuncDecl, f *srcFile, info *types.Info, pkg 
 	rel := RelCalls
 	if test {
 		rel = RelTests
-		x.testedByName(name, add, id)
+		x.testedByName(name, fx.add, id)
 	}
 	if d.Body == nil {
 		return
@@ -340,16 +383,16 @@ func (x *extractor) funcDecl(d *ast.FuncDecl, f *srcFile, info *types.Info, pkg 
 			}
 			target := symID(tp, named.Obj().Name()+"."+fn.Name())
 			if types.IsInterface(named) && !test {
-				add(id, RelCallsIface, target)
+				fx.add(id, RelCallsIface, target)
 			} else {
-				add(id, rel, target)
+				fx.add(id, rel, target)
 			}
 			return true
 		}
 		if fn.Parent() != fn.Pkg().Scope() {
 			return true // a local function value
 		}
-		add(id, rel, symID(tp, fn.Name()))
+		fx.add(id, rel, symID(tp, fn.Name()))
 		return true
 	})
 }
@@ -519,54 +562,6 @@ func (x *extractor) namedIn(t types.Type) []string {
 	}
 	walk(t)
 	return out
-}
-
-// methodSets records the method sets of the package's named types and
-// interfaces (generic ones left out), for implements.
-func (x *extractor) methodSets(pf *pkgFacts) {
-	sc := x.c.pkg.Scope()
-	for _, name := range sc.Names() {
-		tn, ok := sc.Lookup(name).(*types.TypeName)
-		if !ok || tn.IsAlias() {
-			continue
-		}
-		named, ok := tn.Type().(*types.Named)
-		if !ok || named.TypeParams().Len() > 0 {
-			continue
-		}
-		pos := x.l.fset.Position(tn.Pos())
-		if strings.HasSuffix(pos.Filename, "_test.go") {
-			continue
-		}
-		iface := types.IsInterface(named)
-		var ms *types.MethodSet
-		if iface {
-			ms = types.NewMethodSet(named)
-			if ms.Len() == 0 {
-				continue
-			}
-		} else {
-			ms = types.NewMethodSet(types.NewPointer(named))
-		}
-		var keys []string
-		for i := 0; i < ms.Len(); i++ {
-			keys = append(keys, methodKey(ms.At(i).Obj().(*types.Func)))
-		}
-		sort.Strings(keys)
-		pf.Types[symID(x.ip, name)] = typeFacts{Iface: iface, Methods: keys}
-	}
-}
-
-// methodKey names a method with its signature, package-qualified, so
-// that two method sets compare as strings.
-func methodKey(f *types.Func) string {
-	name := f.Name()
-	if !f.Exported() && f.Pkg() != nil {
-		name = f.Pkg().Path() + "." + name
-	}
-	sig := f.Type().(*types.Signature)
-	plain := types.NewSignatureType(nil, nil, nil, sig.Params(), sig.Results(), sig.Variadic())
-	return name + " " + types.TypeString(plain, func(p *types.Package) string { return p.Path() })
 }
 
 // synopsis is the first sentence of a doc comment, at most 300 bytes.

@@ -25,10 +25,11 @@ type Sink interface {
 	Import(ctx context.Context, ts []engine.TripletInput) error
 	// DeleteTriplet deletes one edge; its nodes stay.
 	DeleteTriplet(ctx context.Context, source, relationship, target string) error
-	// Node finds the project's node of that name (by identity): its id
-	// and type; ok is false when there is none. Run deletes a node only
-	// if it is of a kind the indexer writes, and trusts its state only
-	// while the store holds the module's package node.
+	// Node finds the project's node of that name (as the store looks a
+	// name up: the exact name first, then the folded one): its id, type
+	// and exactness; ok is false when there is none. Run deletes a node
+	// only if it is of a kind the indexer writes, and trusts its state
+	// only while the store holds the module's package node.
 	Node(ctx context.Context, name string) (n NodeRef, ok bool, err error)
 	// DeleteNode deletes the node of that id (as Node gave it) with its
 	// edges and index entries.
@@ -39,12 +40,15 @@ type Sink interface {
 type NodeRef struct {
 	ID   string
 	Type string
+	// Exact: the node's name is exact (engine.Node.Exact), as every name
+	// the indexer writes is.
+	Exact bool
 }
 
 // kinds are the node types the indexer writes; relationships its edges.
 var (
 	kinds         = []string{KindPackage, KindFile, KindFunction, KindMethod, KindType, KindInterface}
-	relationships = []string{RelContains, RelDefines, RelHasMethod, RelCalls, RelCallsIface, RelImplements, RelEmbeds, RelUsesType, RelImports, RelTests}
+	relationships = []string{RelContains, RelDefines, RelHasMethod, RelCalls, RelCallsIface, RelImplements, RelImplBy, RelEmbeds, RelUsesType, RelImports, RelTests}
 )
 
 // Options of a run.
@@ -132,12 +136,22 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 	if prev != nil && (o.Full || prev.Module != m.Path || prev.NoTests != o.NoTests || prev.Binding != o.Binding) {
 		prev = nil
 	}
+	// A state of the version that folded names: its nodes are deleted
+	// (those still there, of the indexer's kinds, with folded names) and
+	// the module indexed afresh, so that no folded node stays beside its
+	// exact namesake. The deletes all come before the first import, so a
+	// run interrupted at any point leaves the legacy state to the next
+	// run, which finds the same folded nodes.
+	var legacy []string
+	if prev != nil && prev.Version == legacyVersion {
+		legacy, prev = prev.Written, nil
+	}
 	if prev != nil {
 		n, ok, err := sink.Node(ctx, prev.rootName(m))
 		if err != nil {
 			return nil, res, err
 		}
-		if !ok || n.Type != KindPackage {
+		if !ok || n.Type != KindPackage || !n.Exact {
 			prev = nil // the graph was cleared, or this is another store
 		}
 	}
@@ -178,6 +192,16 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 		return nil, res, err
 	}
 	res.PackagesRead = len(parsed)
+	// implements depends on every package's declarations: computed again
+	// when any package was read, else kept.
+	if prev != nil && len(changed) == 0 {
+		next.Impl = prev.Impl
+	} else {
+		next.Impl = l.implements()
+		if err := l.failed(); err != nil {
+			return nil, res, err
+		}
+	}
 	if err := l.cache.save(); err != nil {
 		return nil, res, fmt.Errorf("type cache: %w", err)
 	}
@@ -196,8 +220,8 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 		keys[i] = t.Source + "\x00" + t.Relationship + "\x00" + t.Target
 		written[i] = keys[i] + "\x00" + t.fingerprint()
 		live[keys[i]] = true
-		nodes[engine.NormalizeName(t.Source)] = true
-		nodes[engine.NormalizeName(t.Target)] = true
+		nodes[t.Source] = true
+		nodes[t.Target] = true
 	}
 	sort.Strings(written)
 	next.Written = written
@@ -229,6 +253,19 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 	var keptTriplets int
 	var firstKept string
 	seenGone := map[string]bool{}
+	for _, w := range legacy {
+		k, _ := splitWritten(w)
+		parts := strings.SplitN(k, "\x00", 3)
+		if len(parts) != 3 || !slices.Contains(relationships, parts[1]) {
+			continue
+		}
+		for _, n := range []string{parts[0], parts[2]} {
+			if !seenGone[n] {
+				seenGone[n] = true
+				goneNodes = append(goneNodes, n)
+			}
+		}
+	}
 	if prev != nil {
 		for _, w := range prev.Written {
 			k, _ := splitWritten(w)
@@ -246,11 +283,11 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 				}
 				continue
 			}
-			srcLive, dstLive := nodes[engine.NormalizeName(parts[0])], nodes[engine.NormalizeName(parts[2])]
+			srcLive, dstLive := nodes[parts[0]], nodes[parts[2]]
 			for i, alive := range []bool{srcLive, dstLive} {
 				n := parts[2*i]
-				if !alive && !seenGone[engine.NormalizeName(n)] {
-					seenGone[engine.NormalizeName(n)] = true
+				if !alive && !seenGone[n] {
+					seenGone[n] = true
 					goneNodes = append(goneNodes, n)
 				}
 			}
@@ -288,7 +325,13 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 		if !ok {
 			continue
 		}
-		if !slices.Contains(kinds, n.Type) {
+		if legacy != nil && n.Exact {
+			continue // this build's node: the legacy state's were folded
+		}
+		// Only a node of the indexer's kinds goes, and (but for a legacy
+		// state's) only one of an exact name: the lookup falls back to a
+		// folded name, which may be a person's node.
+		if !slices.Contains(kinds, n.Type) || legacy == nil && !n.Exact {
 			keptNodes++
 			if firstKept == "" {
 				firstKept = name
@@ -420,11 +463,19 @@ func splitWritten(w string) (key, fp string) {
 // fingerprint hashes what an import of t would change besides the edge.
 func (t *triplet) fingerprint() string {
 	h := sha256.New()
-	for _, s := range []string{t.SourceType, t.TargetType, t.SourceDescription, t.TargetDescription, strings.Join(t.SourceAliases, "\x01"), strings.Join(t.TargetAliases, "\x01")} {
+	for _, s := range []string{t.SourceType, t.TargetType, t.SourceDescription, t.TargetDescription, strings.Join(t.SourceAliases, "\x01"), strings.Join(t.TargetAliases, "\x01"),
+		locString(t.SourceLocation), locString(t.TargetLocation), t.SourceSignature, t.TargetSignature} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+func locString(l *engine.Location) string {
+	if l == nil {
+		return ""
+	}
+	return l.File + ":" + strconv.Itoa(l.Line) + "-" + strconv.Itoa(l.EndLine)
 }
 
 // triplet is a triplet to write and the package that states it.
@@ -446,7 +497,9 @@ func (s *State) triplets(m *module) []triplet {
 		seen[k] = true
 		sn, dn := nm.node(src), nm.node(dst)
 		t := engine.TripletInput{Source: nm.name(src), Relationship: rel, Target: nm.name(dst),
-			SourceType: sn.Kind, TargetType: dn.Kind, SourceDescription: sn.Desc, TargetDescription: dn.Desc}
+			SourceType: sn.Kind, TargetType: dn.Kind, SourceDescription: sn.Desc, TargetDescription: dn.Desc,
+			SourceExact: true, TargetExact: true, SourceLocation: sn.location(), TargetLocation: dn.location(),
+			SourceSignature: sn.Sig, TargetSignature: dn.Sig}
 		if sn.Kind == KindPackage && sn.Pkg != "" {
 			t.SourceAliases = []string{sn.Pkg}
 		}
@@ -465,52 +518,20 @@ func (s *State) triplets(m *module) []triplet {
 			}
 		}
 	}
-	for _, im := range s.implements() {
-		emit(im[2], im[0], RelImplements, im[1])
+	for _, e := range s.Impl {
+		if nm.known(e[0]) && nm.known(e[2]) {
+			emit(e[3], e[0], e[1], e[2])
+		}
 	}
 	return out
 }
 
-// implements pairs every named type with every interface of the module
-// whose method set its pointer's holds: [type, interface, type's package].
-func (s *State) implements() [][3]string {
-	type facts struct {
-		id, pkg string
-		set     map[string]bool
-		n       []string
+// location is where the node is declared, if known.
+func (n node) location() *engine.Location {
+	if n.File == "" || n.Line < 1 {
+		return nil
 	}
-	var types, ifaces []facts
-	for _, p := range sortedKeys(s.Pkgs) {
-		for _, id := range sortedKeys(s.Pkgs[p].Types) {
-			tf := s.Pkgs[p].Types[id]
-			f := facts{id: id, pkg: p, n: tf.Methods}
-			if tf.Iface {
-				ifaces = append(ifaces, f)
-			} else {
-				f.set = map[string]bool{}
-				for _, k := range tf.Methods {
-					f.set[k] = true
-				}
-				types = append(types, f)
-			}
-		}
-	}
-	var out [][3]string
-	for _, t := range types {
-		if len(t.set) == 0 {
-			continue
-		}
-	next:
-		for _, i := range ifaces {
-			for _, k := range i.n {
-				if !t.set[k] {
-					continue next
-				}
-			}
-			out = append(out, [3]string{t.id, i.id, t.pkg})
-		}
-	}
-	return out
+	return &engine.Location{File: n.File, Line: n.Line, EndLine: max(n.End, n.Line)}
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -525,24 +546,28 @@ func sortedKeys[V any](m map[string]V) []string {
 // namer gives every id its name. A package is named by its package name,
 // or by its module-relative directory when two packages share a name (the
 // root package by its name); a symbol by its package's name and its own
-// (pkg.Func, pkg.Type.Method); a file by its module-relative path. Names
-// that fold to one identity in the store (Execute and execute) are told
-// apart: the first in byte order keeps its name, the others get #2, #3.
+// (pkg.Func, pkg.Type.Method, pkg.init@file.go); a file by its
+// module-relative path. Names are exact (engine.TripletInput.SourceExact):
+// Execute and execute are two nodes, named as the source names them.
 type namer struct {
 	s     *State
 	nodes map[string]node
 	pkgs  map[string]string // import path -> package name
-	names map[string]string // id -> final name
 }
 
 func (s *State) namer() *namer {
-	nm := &namer{s: s, nodes: map[string]node{}, pkgs: map[string]string{}, names: map[string]string{}}
+	nm := &namer{s: s, nodes: map[string]node{}, pkgs: map[string]string{}}
 	byName := map[string][]string{}
-	for p, pf := range s.Pkgs {
+	// In a fixed order, so that a symbol declared by several files (one
+	// per platform) is described the same way by every run: by a file of
+	// this platform, else by the first in path order.
+	for _, p := range sortedKeys(s.Pkgs) {
+		pf := s.Pkgs[p]
 		byName[pf.Name] = append(byName[pf.Name], p)
-		for _, f := range pf.Files {
-			for id, n := range f.Nodes {
-				if old, ok := nm.nodes[id]; !ok || old.Desc == "" {
+		for _, fn := range sortedKeys(pf.Files) {
+			for id, n := range pf.Files[fn].Nodes {
+				old, ok := nm.nodes[id]
+				if !ok || old.Other && !n.Other || old.Other == n.Other && old.Desc == "" && n.Desc != "" {
 					nm.nodes[id] = n
 				}
 			}
@@ -556,39 +581,6 @@ func (s *State) namer() *namer {
 			} else {
 				nm.pkgs[p] = strings.TrimPrefix(p, mod+"/")
 			}
-		}
-	}
-	// Base names of every id an edge names, then the fold rule.
-	ids := map[string]bool{}
-	for _, pf := range s.Pkgs {
-		for _, f := range pf.Files {
-			for _, e := range f.Edges {
-				ids[e[0]], ids[e[2]] = true, true
-			}
-		}
-	}
-	groups := map[string][]string{}
-	for id := range ids {
-		if !nm.known(id) {
-			continue
-		}
-		b := nm.base(id)
-		nm.names[id] = b
-		groups[engine.NormalizeName(b)] = append(groups[engine.NormalizeName(b)], id)
-	}
-	for _, g := range groups {
-		if len(g) < 2 {
-			continue
-		}
-		sort.Slice(g, func(i, j int) bool {
-			bi, bj := nm.names[g[i]], nm.names[g[j]]
-			if bi != bj {
-				return bi < bj
-			}
-			return g[i] < g[j]
-		})
-		for k, id := range g[1:] {
-			nm.names[id] += "#" + strconv.Itoa(k+2)
 		}
 	}
 	return nm
@@ -632,12 +624,7 @@ func (nm *namer) base(id string) string {
 	return nm.pkgName(n.Pkg) + "." + n.Base
 }
 
-func (nm *namer) name(id string) string {
-	if n, ok := nm.names[id]; ok {
-		return n
-	}
-	return nm.base(id)
-}
+func (nm *namer) name(id string) string { return nm.base(id) }
 
 // Extract indexes the module in dir from scratch and returns its
 // triplets, writing nothing.

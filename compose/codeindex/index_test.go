@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/kgctx/kgctx/engine"
 )
@@ -42,7 +44,7 @@ func (s *storeSink) Node(_ context.Context, name string) (n NodeRef, ok bool, er
 	err = s.st.View(func(v *engine.View) error {
 		var d uint32
 		if d, ok = v.Lookup(s.t, name); ok {
-			n = NodeRef{ID: v.NodeID(d), Type: v.NodeType(d)}
+			n = NodeRef{ID: v.NodeID(d), Type: v.NodeType(d), Exact: v.NodeExact(d)}
 		}
 		return nil
 	})
@@ -128,7 +130,7 @@ func TestExtractShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Full || res.PackagesRead != 2 {
+	if !res.Full || res.PackagesRead != 3 {
 		t.Errorf("result %+v", res)
 	}
 	got := s.triplets(t)
@@ -136,13 +138,13 @@ func TestExtractShapes(t *testing.T) {
 		"shapes contains shapes.go", "shapes.go defines shapes.Total", "shapes.go defines shapes.Circle.Area",
 		"shapes.Shape has_method shapes.Shape.Area", "shapes.Square has_method shapes.Square.Area",
 		"shapes.Total calls_via_interface shapes.Shape.Area", // through the interface, marked
-		"shapes.Total calls shapes.total#2",                  // total and Total fold to one identity: told apart
+		"shapes.Total calls shapes.total",                    // exact names: total and Total are two nodes
 		"shapes.Total uses_type shapes.Shape",
 		"shapes.Square implements shapes.Shape", "shapes.Circle implements shapes.Shape", // pointer receiver
 		"geom.Named implements shapes.Shape", // by the embedded Square's method
 		"geom.Named embeds shapes.Square", "geom.Big calls shapes.Total", "geom.Named.Describe calls shapes.Square.Area",
 		"shapes.TestTotal tests shapes.Total", "shapes.TestSquare_Area tests shapes.Square.Area",
-		"shapes imports math", "geom imports shapes", "geom imports github.com/elsewhere/unresolved",
+		"geom imports shapes", "geom imports github.com/elsewhere/unresolved",
 		// Another platform's file: its declarations.
 		"shapes_windows.go defines shapes.Console", "shapes.Console has_method shapes.Console.Draw",
 	} {
@@ -153,7 +155,7 @@ func TestExtractShapes(t *testing.T) {
 	for _, l := range got {
 		// Nothing outside the module is a symbol: math.Round and the
 		// unresolved package's Limit are left out.
-		if strings.Contains(l, "Round") || strings.Contains(l, "Limit") || strings.Contains(l, "calls math") {
+		if strings.Contains(l, "Round") || strings.Contains(l, "Limit") || strings.Contains(l, "calls math") || strings.Contains(l, "imports math") {
 			t.Errorf("outside the module: %q", l)
 		}
 		if strings.Contains(l, "generated") || strings.Contains(l, "gen.go") {
@@ -172,6 +174,25 @@ func TestExtractShapes(t *testing.T) {
 			if nd := v.Node(n); nd.Type != want {
 				t.Errorf("%s: type %q, want %q", name, nd.Type, want)
 			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Exact names, locations and signatures, as the composer reads them.
+	if err := s.st.View(func(v *engine.View) error {
+		n, ok := v.Lookup(s.t, "shapes.Total")
+		if !ok || !v.NodeExact(n) {
+			t.Fatalf("shapes.Total: %v exact %v", ok, ok && v.NodeExact(n))
+		}
+		if l, ok := v.NodeLocation(n); !ok || l != (engine.Location{File: "shapes.go", Line: 25, EndLine: 31}) {
+			t.Errorf("shapes.Total at %+v %v", l, ok)
+		}
+		if sig := v.NodeSignature(n); sig != "func Total(ss []Shape) float64" {
+			t.Errorf("shapes.Total signature %q", sig)
+		}
+		if n, ok := v.Lookup(s.t, "shapes.total"); !ok || v.NodeSignature(n) != "func total(x float64) float64" {
+			t.Errorf("shapes.total: %v", ok)
 		}
 		return nil
 	}); err != nil {
@@ -206,7 +227,7 @@ func TestIncremental(t *testing.T) {
 	}
 	// A learnt weight (as feedback leaves it) survives a re-index.
 	w := 0.9
-	if _, err := s.st.Import(ctx, s.t, []engine.TripletInput{{Source: "shapes.Square", Relationship: "has_method", Target: "shapes.Square.Area", Weight: &w}}, engine.ImportOptions{}); err != nil {
+	if _, err := s.st.Import(ctx, s.t, []engine.TripletInput{{Source: "shapes.Square", Relationship: "has_method", Target: "shapes.Square.Area", Weight: &w, SourceExact: true, TargetExact: true}}, engine.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Circle goes; only its package is read again.
@@ -402,4 +423,204 @@ func TestIncrementalEqualsFresh(t *testing.T) {
 	if !slices.Contains(got, "geom.Named.Describe calls shapes.Square.Perimeter") {
 		t.Error("the new call is missing")
 	}
+}
+
+// extracted indexes testdata/shapes without a store: its triplets as
+// "source rel target" lines, and per node name what the triplets say of
+// it.
+func extracted(t *testing.T) ([]string, map[string]engine.TripletInput) {
+	t.Helper()
+	ts, err := Extract(context.Background(), "testdata/shapes", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	nodes := map[string]engine.TripletInput{}
+	for _, tr := range ts {
+		lines = append(lines, tr.Source+" "+tr.Relationship+" "+tr.Target)
+		if !tr.SourceExact || !tr.TargetExact {
+			t.Errorf("a name not exact: %+v", tr)
+		}
+		nodes[tr.Source] = engine.TripletInput{Source: tr.Source, SourceType: tr.SourceType, SourceLocation: tr.SourceLocation, SourceSignature: tr.SourceSignature, SourceDescription: tr.SourceDescription}
+		nodes[tr.Target] = engine.TripletInput{Source: tr.Target, SourceType: tr.TargetType, SourceLocation: tr.TargetLocation, SourceSignature: tr.TargetSignature, SourceDescription: tr.TargetDescription}
+	}
+	slices.Sort(lines)
+	return lines, nodes
+}
+
+// TestGraphComplete: implements as the compiler decides (renamed
+// parameters, unnamed results, embedded interfaces, pointer receivers,
+// generic types), each interface method linked to its implementations,
+// every buildable file read whatever its tags or platform, init functions
+// named by file, the standard library left out, exact names.
+func TestGraphComplete(t *testing.T) {
+	got, _ := extracted(t)
+	for _, want := range []string{
+		// Renamed's Put(k string, v []byte) error implements
+		// Put(key string, value []byte) error; Get's results are unnamed.
+		"shapes.Renamed implements shapes.Store", "shapes.Renamed implements shapes.ReadStore",
+		"shapes.Store embeds shapes.ReadStore",
+		"shapes.Stack implements shapes.Sizer", // generic, pointer receiver
+		"shapes.Circle implements shapes.Shape", "shapes.Square implements shapes.Shape",
+		"geom.Named implements shapes.Shape", "geom.Cached implements shapes.Store", // by embedding
+		// The interface's methods to the methods that implement them,
+		// named where each is declared.
+		"shapes.Store.Put implemented_by shapes.Renamed.Put", "shapes.ReadStore.Get implemented_by shapes.Renamed.Get",
+		"shapes.Sizer.Len implemented_by shapes.Stack.Len", "shapes.Shape.Area implemented_by shapes.Circle.Area",
+		"shapes.Shape.Area implemented_by shapes.Square.Area",
+		// So a walk goes from a call through the interface to the callees
+		// of an implementation.
+		"shapes.Save calls_via_interface shapes.Store.Put", "shapes.Renamed.Put calls shapes.Renamed.flush",
+		// Exact names: total and Total are two, named as written.
+		"shapes.Total calls shapes.total",
+		// Every buildable file: a custom tag, another architecture (a
+		// symbol of each platform is one node), a package of tagged files
+		// only.
+		"custom.go defines shapes.Custom", "arch_loong64.go defines shapes.archName", "arch_other.go defines shapes.archName",
+		"plugin contains plugin/plugin.go", "plugin/plugin.go defines plugin.Load",
+		"shapes_windows.go defines shapes.Console", "shapes.Console has_method shapes.Console.Draw",
+		// init functions, by file, in order.
+		"shapes.go defines shapes.init@shapes.go", "store.go defines shapes.init@store.go", "store.go defines shapes.init@store.go(2)",
+		"shapes.init@store.go(2) calls shapes.archName",
+		// Imports within the module and of other modules stay.
+		"geom imports shapes", "geom imports github.com/elsewhere/unresolved",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	for _, l := range got {
+		f := strings.Fields(l)
+		switch {
+		case strings.Contains(l, "#"):
+			t.Errorf("a synthetic name: %q", l)
+		case f[1] == RelImports && !slices.Contains([]string{"shapes", "geom", "plugin"}, f[2]) && !strings.Contains(f[2], "."):
+			t.Errorf("the standard library as a node: %q", l)
+		case f[0] == "math" || f[2] == "math" || f[2] == "testing":
+			t.Errorf("the standard library as a node: %q", l)
+		case strings.Contains(l, "gen.go") || strings.Contains(l, "generated"):
+			t.Errorf("a //go:build ignore file: %q", l)
+		case l == "shapes.Stack implements shapes.Store" || l == "shapes.Renamed implements shapes.Sizer":
+			t.Errorf("wrong implements: %q", l)
+		}
+	}
+}
+
+// TestLocationsAndSignatures: every symbol carries its file, line span
+// and one-line signature; files their span; the standard library is
+// named in a file's description.
+func TestLocationsAndSignatures(t *testing.T) {
+	_, nodes := extracted(t)
+	for name, want := range map[string]struct {
+		file      string
+		line, end int
+		sig       string
+	}{
+		"shapes.Total":            {"shapes.go", 25, 31, "func Total(ss []Shape) float64"},
+		"shapes.Circle.Area":      {"shapes.go", 22, 22, "func (c *Circle) Area() float64"},
+		"shapes.Square":           {"shapes.go", 13, 13, "type Square struct"},
+		"shapes.Shape":            {"shapes.go", 7, 10, "type Shape interface"},
+		"shapes.Shape.Area":       {"shapes.go", 9, 9, "Area() float64"},
+		"shapes.Stack":            {"store.go", 38, 38, "type Stack[T any] struct"},
+		"shapes.Stack.Push":       {"store.go", 44, 44, "func (s *Stack[T]) Push(v T)"},
+		"shapes.ReadStore.Get":    {"store.go", 6, 6, "Get(key string) (value []byte, err error)"},
+		"shapes.Renamed.Put":      {"store.go", 24, 27, "func (r *Renamed) Put(k string, v []byte) error"},
+		"shapes.init@store.go(2)": {"store.go", 50, 50, "func init()"},
+		"shapes.archName":         {"arch_other.go", 6, 6, "func archName() string"}, // this platform's
+		"plugin.Load":             {"plugin/plugin.go", 7, 7, "func Load()"},
+		"geom.Named":              {"geom/geom.go", 10, 13, "type Named struct"},
+	} {
+		n, ok := nodes[name]
+		if !ok {
+			t.Errorf("no node %s", name)
+			continue
+		}
+		l := n.SourceLocation
+		if want.file == "arch_other.go" && runtime.GOARCH == "loong64" {
+			want.file = "arch_loong64.go"
+			want.line, want.end = 4, 4
+		}
+		if l == nil || l.File != want.file || l.Line != want.line || l.EndLine != want.end {
+			t.Errorf("%s: location %+v, want %s:%d-%d", name, l, want.file, want.line, want.end)
+		}
+		if n.SourceSignature != want.sig {
+			t.Errorf("%s: signature %q, want %q", name, n.SourceSignature, want.sig)
+		}
+	}
+	if n := nodes["shapes.go"]; n.SourceLocation == nil || n.SourceLocation.Line != 1 || n.SourceLocation.EndLine < 30 || n.SourceDescription != "Imports math" {
+		t.Errorf("file node: %+v %q", n.SourceLocation, n.SourceDescription)
+	}
+	for name, n := range nodes {
+		if n.SourceType != KindPackage && n.SourceLocation == nil {
+			t.Errorf("%s (%s) has no location", name, n.SourceType)
+		}
+		if (n.SourceType == KindFunction || n.SourceType == KindMethod || n.SourceType == KindType || n.SourceType == KindInterface) && n.SourceSignature == "" {
+			t.Errorf("%s has no signature", name)
+		}
+	}
+}
+
+func TestOneLineSignatures(t *testing.T) {
+	for in, want := range map[string]string{
+		"func F(\n\ta int,\n\tb string,\n) (\n\tint, error)": "func F(a int, b string) (int, error)",
+		"func (c *Conn)  Close()":                            "func (c *Conn) Close()",
+		"func G[\n\tT any,\n](x T)":                          "func G[T any](x T)",
+	} {
+		if got := oneLine(in); got != want {
+			t.Errorf("oneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+	long := "func F(" + strings.Repeat("é", 200) + ")"
+	if got := capSig(long); len(got) > maxSig || !strings.HasSuffix(got, "…") || !utf8.ValidString(got) {
+		t.Errorf("capSig: %d bytes %q", len(got), got)
+	}
+}
+
+// TestLegacyState: a state of the build that folded names (version 4)
+// makes the run delete the folded nodes it wrote before indexing afresh,
+// so no folded node stays beside its exact namesake.
+func TestLegacyState(t *testing.T) {
+	ctx := context.Background()
+	s := newSink(t)
+	st, _, err := Run(ctx, "testdata/shapes", nil, s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := s.triplets(t)
+	// The store and state as the old build left them: the same triplets,
+	// names folded.
+	old := newSink(t)
+	ts, err := Extract(ctx, "testdata/shapes", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Written = nil
+	for i := range ts {
+		ts[i].SourceExact, ts[i].TargetExact = false, false
+		ts[i].SourceLocation, ts[i].TargetLocation, ts[i].SourceSignature, ts[i].TargetSignature = nil, nil, "", ""
+		st.Written = append(st.Written, ts[i].Source+"\x00"+ts[i].Relationship+"\x00"+ts[i].Target+"\x00old")
+	}
+	if err := old.Import(ctx, ts); err != nil {
+		t.Fatal(err)
+	}
+	st.Version = legacyVersion
+	_, res, err := Run(ctx, "testdata/shapes", st, old, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Full || res.DeletedNodes == 0 {
+		t.Errorf("result %+v", res)
+	}
+	if got := old.triplets(t); !slices.Equal(got, want) {
+		t.Errorf("after the legacy state:\n got %v\nwant %v", got, want)
+	}
+	old.st.View(func(v *engine.View) error {
+		it := v.ScopeNodes(old.t).Iterator()
+		for it.HasNext() {
+			if n := it.Next(); !v.NodeExact(n) {
+				t.Errorf("a folded node stayed: %s", v.NodeName(n))
+			}
+		}
+		return nil
+	})
 }

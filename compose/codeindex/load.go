@@ -160,8 +160,9 @@ type pkgFiles struct {
 	Name  string // package name
 	Files []*srcFile
 	XTest []*srcFile // package name_test
-	// Other are the files of other platforms (excluded here by build
-	// constraints): their declarations are indexed, not type-checked.
+	// Other are the files excluded here by build constraints (another
+	// GOOS or GOARCH, a custom tag, cgo): their declarations are indexed,
+	// not type-checked. A package may have only those.
 	Other   []*srcFile
 	Imports []string
 	DirHash string // see pkgFacts.DirHash
@@ -476,10 +477,13 @@ func (l *loader) parsePackage(rel string) (*pkgFiles, error) {
 	dir := filepath.Join(l.mod.Root, filepath.FromSlash(rel))
 	bp, err := l.build.ImportDir(dir, 0)
 	if err != nil {
-		if _, ok := err.(*build.NoGoError); ok {
+		_, noGo := err.(*build.NoGoError)
+		switch {
+		case bp == nil:
 			return nil, nil
-		}
-		if bp == nil || bp.Name == "" {
+		case noGo && len(bp.IgnoredGoFiles) > 0:
+			// Only files of other platforms or tags: read as such.
+		case noGo || bp.Name == "":
 			return nil, nil // mixed or unreadable packages are skipped
 		}
 	}
@@ -518,7 +522,14 @@ func (l *loader) parsePackage(rel string) (*pkgFiles, error) {
 	if p.Other, err = read(other, false); err != nil {
 		return nil, err
 	}
-	p.Other = slices.DeleteFunc(p.Other, func(f *srcFile) bool { return f.AST.Name.Name != bp.Name || !anyPlatform(f.AST) })
+	p.Other = slices.DeleteFunc(p.Other, func(f *srcFile) bool { return !buildable(f.AST) })
+	if p.Name == "" && len(p.Other) > 0 {
+		p.Name = p.Other[0].AST.Name.Name
+	}
+	p.Other = slices.DeleteFunc(p.Other, func(f *srcFile) bool { return f.AST.Name.Name != p.Name })
+	if p.Name == "" || len(p.Files)+len(p.Other) == 0 {
+		return nil, nil
+	}
 	if l.noTests {
 		p.Imports = bp.Imports
 		return p, nil
@@ -535,57 +546,70 @@ func (l *loader) parsePackage(rel string) (*pkgFiles, error) {
 	return p, nil
 }
 
-// platforms are the GOOS/GOARCH pairs a file of another platform is
-// tried for (a file that builds on none, like //go:build ignore, is not
-// the package's).
-var platforms = func() [][2]string {
-	var out [][2]string
-	for _, goos := range []string{"linux", "darwin", "windows", "freebsd", "openbsd", "netbsd", "dragonfly", "solaris", "illumos", "aix", "plan9", "android", "ios", "js", "wasip1"} {
-		for _, arch := range []string{"amd64", "arm64", "386", "arm", "wasm", "ppc64le", "s390x", "riscv64", "mips64"} {
-			out = append(out, [2]string{goos, arch})
-		}
-	}
-	return out
-}()
-
-var unixOS = map[string]bool{"linux": true, "darwin": true, "freebsd": true, "openbsd": true, "netbsd": true, "dragonfly": true,
-	"solaris": true, "illumos": true, "aix": true, "android": true, "ios": true}
-
-// anyPlatform says whether f's //go:build line holds on some platform.
-func anyPlatform(f *ast.File) bool {
-	var expr constraint.Expr
+// buildable says whether some build could include f: whether its build
+// constraint (//go:build, else the // +build lines) holds for some choice
+// of tags other than "ignore", which is taken as unset. Any GOOS, GOARCH,
+// release tag or custom tag may be chosen, so a file of any platform or
+// tag is the package's, and one that no build includes (//go:build
+// ignore, the convention for generators and examples run by hand) is not.
+// A file excluded by its name alone (foo_windows.go) has no constraint:
+// buildable.
+func buildable(f *ast.File) bool {
+	var expr, plus constraint.Expr
 	for _, cg := range f.Comments {
 		if cg.Pos() > f.Package {
 			break
 		}
 		for _, c := range cg.List {
-			if constraint.IsGoBuild(c.Text) {
-				if e, err := constraint.Parse(c.Text); err == nil {
-					expr = e
-				}
+			e, err := constraint.Parse(c.Text)
+			switch {
+			case err != nil:
+			case constraint.IsGoBuild(c.Text):
+				expr = e
+			case plus == nil:
+				plus = e
+			default:
+				plus = &constraint.AndExpr{X: plus, Y: e} // plus-build lines all hold
 			}
 		}
 	}
 	if expr == nil {
-		return true // excluded by its name (foo_windows.go): that platform
+		expr = plus // a go:build line wins over plus-build lines
 	}
-	for _, pl := range platforms {
-		ok := expr.Eval(func(tag string) bool {
-			switch {
-			case tag == pl[0] || tag == pl[1]:
-				return true
-			case tag == "unix":
-				return unixOS[pl[0]]
-			case strings.HasPrefix(tag, "go1."):
-				return true
-			}
-			return tag == "cgo" || tag == "gc"
-		})
-		if ok {
+	if expr == nil {
+		return true
+	}
+	var tags []string
+	collectTags(expr, &tags)
+	if len(tags) > 16 {
+		return true // too many to try: a line naming that many is meant to build
+	}
+	for bits := 0; bits < 1<<len(tags); bits++ {
+		if expr.Eval(func(tag string) bool {
+			i := slices.Index(tags, tag)
+			return tag != "ignore" && bits&(1<<i) != 0
+		}) {
 			return true
 		}
 	}
 	return false
+}
+
+func collectTags(e constraint.Expr, tags *[]string) {
+	switch e := e.(type) {
+	case *constraint.TagExpr:
+		if !slices.Contains(*tags, e.Tag) {
+			*tags = append(*tags, e.Tag)
+		}
+	case *constraint.NotExpr:
+		collectTags(e.X, tags)
+	case *constraint.AndExpr:
+		collectTags(e.X, tags)
+		collectTags(e.Y, tags)
+	case *constraint.OrExpr:
+		collectTags(e.X, tags)
+		collectTags(e.Y, tags)
+	}
 }
 
 // checked is a module package type-checked with its in-package tests, and
@@ -629,7 +653,9 @@ func (l *loader) check(p *pkgFiles) *checked {
 		asts = append(asts, f.AST)
 	}
 	conf := types.Config{Importer: l, Error: func(error) {}, FakeImportC: true}
-	c.pkg, _ = conf.Check(ip, l.fset, asts, c.info)
+	if len(asts) > 0 { // none: only files of other platforms
+		c.pkg, _ = conf.Check(ip, l.fset, asts, c.info)
+	}
 	if len(p.XTest) > 0 {
 		c.xinfo = newInfo()
 		var xs []*ast.File

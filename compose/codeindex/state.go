@@ -11,7 +11,8 @@ import (
 )
 
 // State is what the previous run left: per package its facts (files and
-// their hashes, nodes, edges, method sets), and the triplets it wrote.
+// their hashes, nodes, edges), the implements edges, and the triplets it
+// wrote.
 //
 // A state names what a later run deletes, so it is input to judge: it is
 // kept in files only its user may read or write (readPrivate,
@@ -25,14 +26,25 @@ type State struct {
 	Module  string               `json:"module"`
 	NoTests bool                 `json:"noTests,omitempty"`
 	Pkgs    map[string]*pkgFacts `json:"pkgs"` // by import path
+	// Impl are the implements and implemented_by edges (loader.implements),
+	// computed over the whole module: [source, relationship, target,
+	// package of the implementing type].
+	Impl [][4]string `json:"impl,omitempty"`
 	// Written are the triplets in the store, as
 	// "source\x00rel\x00target\x00fingerprint" (fingerprint: of the
 	// endpoints' types, descriptions and aliases), sorted.
 	Written []string `json:"written"`
 }
 
-// stateVersion: 4 added Binding.
-const stateVersion = 4
+// stateVersion: 4 added Binding; 5 made names exact (no #2 suffixes),
+// added locations, signatures and implemented_by, and computes
+// implements with go/types.
+const stateVersion = 5
+
+// legacyVersion is the state version whose names were folded: a run given
+// such a state indexes afresh, and first deletes the nodes it wrote (they
+// would otherwise stay beside their exact namesakes; see Run).
+const legacyVersion = 4
 
 // Binding names what a state describes. A state is used only by a run of
 // the same binding: one of another store, tenant or module (copied,
@@ -67,7 +79,7 @@ func LoadState(file string, want Binding) (s *State, ignored string, err error) 
 	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&st); err != nil {
 		return nil, fmt.Sprintf("the state in %s does not decode (%v)", file, err), nil
 	}
-	if st.Version != stateVersion {
+	if st.Version != stateVersion && st.Version != legacyVersion {
 		return nil, fmt.Sprintf("the state in %s is of version %d, this build's is %d", file, st.Version, stateVersion), nil
 	}
 	if st.Binding != want {

@@ -30,5 +30,7 @@ func Total(ss []Shape) float64 {
 	return total(t)
 }
 
+func init() {}
+
 // total rounds a sum.
 func total(x float64) float64 { return math.Round(x) }

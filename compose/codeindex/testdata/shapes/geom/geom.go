@@ -17,3 +17,6 @@ func Big(s shapes.Shape) bool { return shapes.Total([]shapes.Shape{s}) > unresol
 
 // Describe names n's area.
 func (n *Named) Describe() float64 { return n.Area() }
+
+// Cached is a store by embedding.
+type Cached struct{ *shapes.Renamed }

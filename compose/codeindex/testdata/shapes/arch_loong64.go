@@ -1,0 +1,4 @@
+package shapes
+
+// archName names the architecture.
+func archName() string { return "loong64" }
