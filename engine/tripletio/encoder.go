@@ -114,6 +114,31 @@ func AppendNDJSON(dst []byte, t *engine.TripletInput) ([]byte, error) {
 	str(`,"sourceProjectId":`, t.SourceProjectID)
 	str(`,"targetProjectId":`, t.TargetProjectID)
 	str(`,"targetOrgId":`, t.TargetOrgID)
+	if t.SourceExact {
+		b = append(b, `,"sourceExact":true`...)
+	}
+	if t.TargetExact {
+		b = append(b, `,"targetExact":true`...)
+	}
+	loc := func(key string, l *engine.Location) {
+		if l == nil {
+			return
+		}
+		b = append(b, key...)
+		b = append(b, `{"file":`...)
+		b = appendJSONString(b, l.File)
+		b = append(b, `,"line":`...)
+		b = strconv.AppendInt(b, int64(l.Line), 10)
+		if l.EndLine != 0 {
+			b = append(b, `,"endLine":`...)
+			b = strconv.AppendInt(b, int64(l.EndLine), 10)
+		}
+		b = append(b, '}')
+	}
+	loc(`,"sourceLocation":`, t.SourceLocation)
+	loc(`,"targetLocation":`, t.TargetLocation)
+	str(`,"sourceSignature":`, t.SourceSignature)
+	str(`,"targetSignature":`, t.TargetSignature)
 	if err != nil {
 		return dst, fmt.Errorf("tripletio: encode: %w", err)
 	}

@@ -21,7 +21,9 @@ func TestEncoder_RoundTrip(t *testing.T) {
 			Weight:       ptr(0.1 + 0.2), // not exactly representable in short decimal
 			Provenance:   &engine.Provenance{ObservationID: "obs_1", SessionID: "ses_1", Timestamp: time.Date(2026, 11, 20, 10, 0, 0, 123456789, time.UTC)},
 			SourceVector: []float32{0.1, -3.4028235e38, 1e-45}, TargetVector: []float32{float32(math.Pi)},
-			SourceProjectID: "p1", TargetProjectID: "p2", TargetOrgID: "o"},
+			SourceProjectID: "p1", TargetProjectID: "p2", TargetOrgID: "o",
+			SourceExact: true, TargetExact: true, SourceLocation: &engine.Location{File: "dir/nats.go", Line: 120, EndLine: 180},
+			TargetLocation: &engine.Location{File: "ws.go", Line: 7}, SourceSignature: "func (nc *Conn) Close()", TargetSignature: "Put(key string) error"},
 		{Source: "x", Relationship: "r", Target: "y", Weight: ptr(0.0), Provenance: &engine.Provenance{}},
 	}
 	var buf bytes.Buffer
@@ -91,6 +93,14 @@ func TestAppendNDJSON_MatchesEncodingJSON(t *testing.T) {
 		}
 		if i%7 == 0 {
 			tr.Provenance = &engine.Provenance{SessionID: pick(), Timestamp: time.Unix(int64(i), 5).UTC()}
+		}
+		if i%5 == 0 {
+			tr.SourceExact, tr.TargetExact = i%10 == 0, true
+			tr.SourceLocation = &engine.Location{File: pick(), Line: rng.IntN(1000) - 10, EndLine: rng.IntN(3) * 500}
+			tr.TargetSignature = pick()
+		}
+		if i%11 == 0 {
+			tr.TargetLocation, tr.SourceSignature = &engine.Location{}, pick()
 		}
 		want, werr := encodingJSON(&tr)
 		got, gerr := AppendNDJSON(nil, &tr)

@@ -104,6 +104,18 @@ func (d *fastDecoder) member(key []byte, t *engine.TripletInput) bool {
 		return d.strings(&t.SourceAliases)
 	case "targetAliases":
 		return d.strings(&t.TargetAliases)
+	case "sourceExact":
+		return d.boolean(&t.SourceExact)
+	case "targetExact":
+		return d.boolean(&t.TargetExact)
+	case "sourceLocation":
+		return d.location(&t.SourceLocation)
+	case "targetLocation":
+		return d.location(&t.TargetLocation)
+	case "sourceSignature":
+		sp, intern = &t.SourceSignature, false
+	case "targetSignature":
+		sp, intern = &t.TargetSignature, false
 	default:
 		return false
 	}
@@ -115,6 +127,99 @@ func (d *fastDecoder) member(key []byte, t *engine.TripletInput) bool {
 		*sp = s
 	}
 	return ok
+}
+
+// boolean decodes true or false (null leaves *p, as encoding/json does).
+func (d *fastDecoder) boolean(p *bool) bool {
+	if d.null() {
+		return true
+	}
+	switch {
+	case len(d.b)-d.i >= 4 && string(d.b[d.i:d.i+4]) == "true":
+		*p, d.i = true, d.i+4
+	case len(d.b)-d.i >= 5 && string(d.b[d.i:d.i+5]) == "false":
+		*p, d.i = false, d.i+5
+	default:
+		return false
+	}
+	return true
+}
+
+// location decodes a Location object (null: nil). As encoding/json
+// does, a second object for the same key decodes into the first.
+func (d *fastDecoder) location(p **engine.Location) bool {
+	if d.null() {
+		*p = nil
+		return true
+	}
+	if !d.consume('{') {
+		return false
+	}
+	l := *p
+	if l == nil {
+		l = &engine.Location{}
+	}
+	if !d.consume('}') {
+		for {
+			key, ok := d.rawString()
+			if !ok || !d.consume(':') {
+				return false
+			}
+			switch string(key) {
+			case "file":
+				if !d.null() {
+					if l.File, ok = d.str(false); !ok {
+						return false
+					}
+				}
+			case "line":
+				if !d.integer(&l.Line) {
+					return false
+				}
+			case "endLine":
+				if !d.integer(&l.EndLine) {
+					return false
+				}
+			default:
+				return false
+			}
+			if d.consume(',') {
+				continue
+			}
+			if d.consume('}') {
+				break
+			}
+			return false
+		}
+	}
+	*p = l
+	return true
+}
+
+// integer decodes a JSON integer without fraction or exponent into an int
+// (null leaves *p); anything else is left to encoding/json.
+func (d *fastDecoder) integer(p *int) bool {
+	if d.null() {
+		return true
+	}
+	d.space()
+	j := d.i
+	if j < len(d.b) && d.b[j] == '-' {
+		j++
+	}
+	k := j
+	for j < len(d.b) && d.b[j] >= '0' && d.b[j] <= '9' {
+		j++
+	}
+	if j == k || d.b[k] == '0' && j > k+1 || j < len(d.b) && (d.b[j] == '.' || d.b[j] == 'e' || d.b[j] == 'E') {
+		return false
+	}
+	n, err := strconv.ParseInt(string(d.b[d.i:j]), 10, strconv.IntSize)
+	if err != nil {
+		return false
+	}
+	*p, d.i = int(n), j
+	return true
 }
 
 func (d *fastDecoder) floatPtr(p **float64) bool {

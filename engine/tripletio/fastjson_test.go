@@ -65,7 +65,21 @@ func TestFastDecoderAgreesWithEncodingJSON(t *testing.T) {
 		{`{"source":"a","relationship":"r","target":"b","sourceAliases":["x","y"],"targetAliases":[]}`, true},
 		{`{"source":"a","relationship":"r","target":"b","sourceProjectId":"p2","targetProjectId":"p3","targetOrgId":"o"}`, true},
 		{`{"source":"a","relationship":"r","target":"b","sourceDescription":"d","targetDescription":"e"}`, true},
+		{`{"source":"a","relationship":"r","target":"b","sourceExact":true,"targetExact":false,"sourceSignature":"func F(a, b int)","targetSignature":null}`, true},
+		{`{"source":"a","relationship":"r","target":"b","sourceLocation":{"file":"nats.go","line":120,"endLine":180},"targetLocation":null}`, true},
+		{`{"source":"a","relationship":"r","target":"b","sourceLocation":{},"targetLocation":{"line":-3,"endLine":0,"file":null}}`, true},
+		{`{"source":"a","relationship":"r","target":"b","sourceLocation":{"file":"a.go","line":1},"sourceLocation":{"line":2}}`, true},
+		{`{"source":"a","relationship":"r","target":"b","sourceExact":null}`, true},
 		// Left to encoding/json.
+		{`{"source":"a","relationship":"r","target":"b","sourceExact":1}`, false},
+		{`{"source":"a","relationship":"r","target":"b","sourceExact":"true"}`, false},
+		{`{"source":"a","relationship":"r","target":"b","sourceLocation":{"line":1.5}}`, false},
+		{`{"source":"a","relationship":"r","target":"b","sourceLocation":{"line":1e2}}`, false},
+		{`{"source":"a","relationship":"r","target":"b","sourceLocation":{"line":01}}`, false},
+		{`{"source":"a","relationship":"r","target":"b","sourceLocation":{"line":99999999999999999999}}`, false},
+		{`{"source":"a","relationship":"r","target":"b","sourceLocation":{"File":"a.go"}}`, false},
+		{`{"source":"a","relationship":"r","target":"b","sourceLocation":{"file":"a.go",}}`, false},
+		{`{"source":"a","relationship":"r","target":"b","sourceLocation":[]}`, false},
 		{`{"Source":"a","relationship":"r","target":"b"}`, false},
 		{`{"source":"a","relationship":"r","target":"b","provenance":{"sessionId":"s"}}`, false},
 		{`{"source":"a","relationship":"r","target":"b","extra":1}`, false},
@@ -117,6 +131,7 @@ func FuzzFastDecoder(f *testing.F) {
 		`{"source":"a","relationship":"r","target":"b","weight":0.5,"sourceVector":[1,2],"sourceAliases":["x"]}`,
 		`{"source":"a\"\\\u00e9","relationship":"r","target":"b"}`,
 		`{"weight":-1.5e-3,"targetWeight":null}`,
+		`{"sourceExact":true,"targetLocation":{"file":"a.go","line":3,"endLine":9},"sourceSignature":"func F()"}`,
 	} {
 		f.Add([]byte(s))
 	}
