@@ -527,8 +527,8 @@ func (l *loader) parsePackage(rel string) (*pkgFiles, error) {
 		p.Name = p.Other[0].AST.Name.Name
 	}
 	p.Other = slices.DeleteFunc(p.Other, func(f *srcFile) bool { return f.AST.Name.Name != p.Name })
-	if p.Name == "" || len(p.Files)+len(p.Other) == 0 {
-		return nil, nil
+	if p.Name == "" {
+		return nil, nil // only files no build includes
 	}
 	if l.noTests {
 		p.Imports = bp.Imports
