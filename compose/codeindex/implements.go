@@ -15,10 +15,10 @@ import (
 // embedded type's method is the embedded type's). Parameter names and
 // named results never matter: the compiler's assignability decides.
 //
-// Every package of the module is taken as an import (declarations only,
-// from the type cache when its files have not changed), so that the
-// types compared come from one consistent set of packages, whichever
-// packages this run read. Interfaces and types declared in _test.go
+// Every package of the module is checked again as an import, from source
+// and declarations only (loader.withUnexported), so that the types
+// compared come from one consistent set of packages, unexported ones
+// included, whichever packages this run read. Interfaces and types declared in _test.go
 // files and in files of another platform are not compared; nor are
 // generic interfaces (they describe no method set until instantiated)
 // and interfaces with no methods or with type terms (constraints). A
@@ -26,6 +26,7 @@ import (
 // implements an interface whose methods it has for every type argument.
 // Edges are [source id, relationship, target id, package of the type].
 func (l *loader) implements() [][4]string {
+	l = l.withUnexported()
 	type tn struct {
 		pkg   string // module import path
 		named *types.Named

@@ -625,3 +625,34 @@ func TestLegacyState(t *testing.T) {
 		return nil
 	})
 }
+
+// TestImplementsWithTypeCache: a run whose packages come from the type
+// cache (export data: exported names only) finds the same implements,
+// unexported types included.
+func TestImplementsWithTypeCache(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "types")
+	impl := func() []string {
+		ts, err := Extract(context.Background(), "testdata/shapes", Options{TypeCache: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tr := range ts {
+			if tr.Relationship == RelImplements || tr.Relationship == RelImplBy {
+				out = append(out, tr.Source+" "+tr.Relationship+" "+tr.Target)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	first, second := impl(), impl()
+	if !slices.Equal(first, second) {
+		t.Errorf("without the cache %v\nwith it %v", first, second)
+	}
+	for _, want := range []string{"shapes.memStore implements shapes.Store", "shapes.Store.Put implemented_by shapes.memStore.Put",
+		"shapes.ReadStore.Get implemented_by shapes.Renamed.Get"} {
+		if !slices.Contains(second, want) {
+			t.Errorf("with the cache: missing %q", want)
+		}
+	}
+}

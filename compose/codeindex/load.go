@@ -206,6 +206,9 @@ type loader struct {
 	noTests bool // leave _test.go files out
 
 	cache *typeCache // nil: none
+	// whole: the module's packages are never read from the cache, whose
+	// export data holds only their exported names (see withUnexported).
+	whole bool
 
 	mu       sync.Mutex
 	deps     map[string]*depPkg   // import path -> its declarations-only check
@@ -323,7 +326,11 @@ func (l *loader) ImportFrom(p, dir string, _ types.ImportMode) (*types.Package, 
 	key := p
 	var files []string
 	var srcDir string
+	cache := l.cache
 	if rel := l.mod.relDir(p); rel != "" {
+		if l.whole {
+			cache = nil
+		}
 		if !l.mod.hasPkg(rel) {
 			return nil, fmt.Errorf("%s: no such package in the module: left unresolved", p)
 		}
@@ -358,8 +365,8 @@ func (l *loader) ImportFrom(p, dir string, _ types.ImportMode) (*types.Package, 
 			}
 			files = bp.GoFiles
 		}
-		version := l.cache.version(l, srcDir, files)
-		if pkg := l.cache.load(l, key, version); pkg != nil {
+		version := cache.version(l, srcDir, files)
+		if pkg := cache.load(l, key, version); pkg != nil {
 			d.pkg = pkg
 			return
 		}
@@ -379,7 +386,7 @@ func (l *loader) ImportFrom(p, dir string, _ types.ImportMode) (*types.Package, 
 		}
 		conf := types.Config{Importer: l, IgnoreFuncBodies: true, Error: func(error) {}, FakeImportC: true}
 		d.pkg, _ = conf.Check(key, l.fset, asts, nil)
-		l.cache.keep(key, version, d.pkg)
+		cache.keep(key, version, d.pkg)
 	})
 	if d.pkg == nil {
 		return nil, fmt.Errorf("%s: %v", p, d.err)
@@ -671,6 +678,25 @@ func (l *loader) check(p *pkgFiles) *checked {
 		c.xpkg, _ = xconf.Check(ip+"_test", l.fset, xs, c.xinfo)
 	}
 	return c
+}
+
+// withUnexported is a loader for another universe of packages, in which
+// the module's are checked from source (declarations only), never read
+// from the type cache: its export data holds only exported names, and
+// implements must see unexported types (nats.go's kvs, obs). The
+// standard library's packages are shared: the module's refer only to
+// their exported names, so the cache's serve both universes.
+func (l *loader) withUnexported() *loader {
+	u := &loader{ctx: l.ctx, mod: l.mod, fset: l.fset, build: l.build, noTests: l.noTests, cache: l.cache, whole: true,
+		deps: map[string]*depPkg{}, resolved: map[string]*resolved{}}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, d := range l.deps {
+		if l.mod.relDir(k) == "" {
+			u.deps[k] = d
+		}
+	}
+	return u
 }
 
 // withPackage is the loader with one package replaced.
