@@ -49,11 +49,11 @@ func TestIndexOffline(t *testing.T) {
 	data, state := filepath.Join(t.TempDir(), "data"), t.TempDir()
 	args := []string{"index", shapes, "--org", "o", "--project", "code", "--data", data, "--state-dir", state}
 	out, errOut, code := runCLI(t, args...)
-	if code != 0 || !strings.Contains(out, "indexed example.com/shapes (full): 2 of 2 packages read") {
+	if code != 0 || !strings.Contains(out, "indexed example.com/shapes (full): 4 of 4 packages read") {
 		t.Fatalf("first run: exit %d\n%s%s", code, out, errOut)
 	}
 	out, _, code = runCLI(t, args...)
-	if code != 0 || !strings.Contains(out, "(incremental): 0 of 2 packages read") || !strings.Contains(out, "0 triplets written") {
+	if code != 0 || !strings.Contains(out, "(incremental): 0 of 4 packages read") || !strings.Contains(out, "0 triplets written") {
 		t.Fatalf("second run: exit %d\n%s", code, out)
 	}
 	out, errOut, code = runCLI(t, "graph", "query", "--data", data, "--org", "o", "--project", "code", "--subject", "shapes.Total")
