@@ -26,10 +26,13 @@
 // the nodes it reaches match. An edge's importance is the best score of a
 // path that ends with it:
 //
-//	importance = σ(seed) × F(explained) × hopDecay^(hop-1) × hub × wf / 1.44
+//	importance = σ(seed) × F(explained) × hopDecay^(hop-1) × hub × ef × wf / 1.44
 //	F(m)       = floor + (1-floor) × weight(m) / weight(query)          (floor 0.3)
 //	hub        = Π over the nodes passed through, for edges that explain no
 //	             new word, of min(1, sqrt(HubDegree / degree))          (HubDegree 32)
+//	ef         = Π over the path's edges of Query.RelFactor (by relationship
+//	             and direction) × Query.AsideFactor (an edge to or from a
+//	             node of Query.Aside); 1 when the query sets neither
 //	wf         = (0.8 + 0.4 w(edge)) × (0.8 + 0.4 mean(w(src), w(dst)))
 //
 // So an edge whose relationship or far endpoint names what the question

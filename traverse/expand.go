@@ -31,7 +31,10 @@ type Candidate struct {
 	Seed             uint32
 	SeedScore, Match float32
 	WeightF, HubF    float32
-	Parent           int32
+	// EdgeF is the product of the path's edge factors (Query.RelFactor,
+	// Query.AsideFactor).
+	EdgeF  float32
+	Parent int32
 	// Spread is the candidate's rank among its seed's when a block shared
 	// its budget among seeds (see compose); Len the code points of its
 	// line, once a block measured it (0: not yet).
@@ -79,6 +82,7 @@ type scratch struct {
 	paths   []path // the current hop's paths
 	next    []path // the next hop's
 	masks   maskSet
+	aside   maskSet // Query.Aside
 	// The walk's memo of relationship masks, by relationship id.
 	relMasks []uint64
 	relSeen  []uint32
@@ -150,7 +154,7 @@ func (sc *scratch) depthZero(v *engine.View, seeds []Seed, o Options, dst []Cand
 				continue
 			}
 			wf := (0.8 + 0.4*in.Weight) * (0.8 + 0.4*(v.NodeWeight(n)+v.NodeWeight(other))/2) / wfMax
-			dst, _ = sc.offerQ(dst, n, in, sl.reach*wf, 1, Candidate{Seed: n, SeedScore: float32(sl.reach), Match: 1, WeightF: float32(wf), HubF: 1})
+			dst, _ = sc.offerQ(dst, n, in, sl.reach*wf, 1, Candidate{Seed: n, SeedScore: float32(sl.reach), Match: 1, WeightF: float32(wf), HubF: 1, EdgeF: 1})
 		}
 	}
 	return dst

@@ -64,11 +64,29 @@ func oracle(v *engine.View, seeds []Seed, o Options, q *Query) map[uint32]float6
 		}
 		return DefaultFloor + (1-DefaultFloor)*s/total
 	}
+	aside := map[uint32]bool{}
+	for _, n := range q.Aside {
+		aside[n] = q.AsideFactor > 0 && q.AsideFactor < 1
+	}
+	edgeF := func(from uint32, info engine.EdgeInfo, other uint32) float64 {
+		f := 1.0
+		i := 2 * int(info.Rel)
+		if info.Src != from {
+			i++
+		}
+		if i < len(q.RelFactor) {
+			f = q.RelFactor[i]
+		}
+		if aside[from] || aside[other] {
+			f *= q.AsideFactor
+		}
+		return f
+	}
 	type opath struct {
-		node, prev, origin uint32
-		mask               uint64
-		score, seed, hub   float64
-		edges              []uint32
+		node, prev, origin   uint32
+		mask                 uint64
+		score, seed, hub, ef float64
+		edges                []uint32
 	}
 	best := map[uint32]float64{}
 	var order []uint32
@@ -80,7 +98,7 @@ func oracle(v *engine.View, seeds []Seed, o Options, q *Query) map[uint32]float6
 	}
 	var frontier []opath
 	for _, n := range order {
-		frontier = append(frontier, opath{node: n, prev: n, origin: n, mask: nodeMask[n], score: best[n], seed: best[n], hub: 1})
+		frontier = append(frontier, opath{node: n, prev: n, origin: n, mask: nodeMask[n], score: best[n], seed: best[n], hub: 1, ef: 1})
 	}
 	out := map[uint32]float64{}
 	decay := 1.0
@@ -126,11 +144,12 @@ func oracle(v *engine.View, seeds []Seed, o Options, q *Query) map[uint32]float6
 				}
 				m := p.mask | gain
 				wf := (0.8 + 0.4*info.Weight) * (0.8 + 0.4*(v.NodeWeight(p.node)+v.NodeWeight(other))/2) / (1.2 * 1.2)
-				sc := p.seed * f(m) * decay * hub * wf
+				ef := p.ef * edgeF(p.node, info, other)
+				sc := p.seed * f(m) * decay * hub * ef * wf
 				for _, a := range append(slices.Clone(p.edges), e) {
 					out[a] = max(out[a], sc)
 				}
-				next = append(next, opath{node: other, prev: p.node, origin: p.origin, mask: m, score: sc, seed: p.seed, hub: hub,
+				next = append(next, opath{node: other, prev: p.node, origin: p.origin, mask: m, score: sc, seed: p.seed, hub: hub, ef: ef,
 					edges: append(slices.Clone(p.edges), e)})
 			}
 		}
@@ -189,6 +208,20 @@ func TestExpandMatchesOracle(t *testing.T) {
 					if n, ok := v.Lookup(ten, fmt.Sprintf("n%d", rng.IntN(nodes))); ok {
 						q.Nodes = append(q.Nodes, NodeMask{Node: n, Mask: 4})
 					}
+				}
+				// Edge factors: by relationship and direction, and nodes
+				// set aside.
+				if rng.IntN(2) == 0 {
+					for range 2 * v.RelCount() {
+						q.RelFactor = append(q.RelFactor, []float64{1, 0.5, 0.8}[rng.IntN(3)])
+					}
+					q.RelFactor = q.RelFactor[:rng.IntN(len(q.RelFactor)+1)] // a short table: 1 past it
+					for range rng.IntN(4) {
+						if n, ok := v.Lookup(ten, fmt.Sprintf("n%d", rng.IntN(nodes))); ok {
+							q.Aside = append(q.Aside, n)
+						}
+					}
+					q.AsideFactor = 0.1
 				}
 			}
 			o.Query = q

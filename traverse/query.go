@@ -44,6 +44,19 @@ type Query struct {
 	// through a node with thousands of edges says little about any one of
 	// them, unless the query picks it.
 	HubDegree int
+	// RelFactor, when set, weighs relationships by direction: a path that
+	// takes an edge of relationship r from its source to its target is
+	// multiplied by RelFactor[2r], against it by RelFactor[2r+1] (ids past
+	// the table: 1). The caller reads its graph's vocabulary into it
+	// (compose does for code graphs); the walk only multiplies. Factors
+	// are in (0, 1].
+	RelFactor []float64
+	// Aside lists nodes set aside: a path that steps onto or off one is
+	// multiplied by AsideFactor (in (0,1); otherwise nothing is set
+	// aside). compose sets aside a code graph's tests when the query is
+	// not about tests.
+	Aside       []uint32
+	AsideFactor float64
 }
 
 // NodeMask is a node and the mask of the query words its name matches.
@@ -86,6 +99,7 @@ type path struct {
 	score  float64
 	seed   float64 // σ of its seed
 	hub    float64 // product of the hub factors of the nodes passed through
+	ef     float64 // product of the edge factors (RelFactor, AsideFactor) of its edges
 	hops   uint8
 	chain  [MaxDepth]int32
 }
@@ -94,7 +108,7 @@ type path struct {
 //
 // A candidate edge is scored by the best path that reaches it:
 //
-//	importance = σ(seed) × F(explained) × hopDecay^(hop-1) × wf(edge, endpoints) / wfMax
+//	importance = σ(seed) × F(explained) × hopDecay^(hop-1) × hub × ef × wf(edge, endpoints) / wfMax
 //
 // where explained is the union of the query words matched by the seed's
 // name and by every relationship and far node name along the path, and
@@ -107,7 +121,10 @@ type path struct {
 // explains less. wf = (0.8 + 0.4 w(e)) × (0.8 + 0.4 mean(w(src), w(dst)))
 // lets feedback move the order within a factor of 2.25, less than
 // 1/floor: learnt weights alone cannot lift an edge that explains nothing
-// above one that explains the whole question.
+// above one that explains the whole question. ef is the product of the
+// edge factors along the path (Query.RelFactor by relationship and
+// direction, Query.AsideFactor for an edge to or from a node set aside);
+// 1 when the query sets none.
 //
 // Each visited node offers its MaxFanout strongest edges and, beyond them,
 // up to maxMatchedFactor × MaxFanout edges that explain a query word its
@@ -129,6 +146,33 @@ func (sc *scratch) expandQuery(v *engine.View, seeds []Seed, o Options, q *Query
 	hubDeg := q.HubDegree
 	if hubDeg <= 0 {
 		hubDeg = DefaultHubDegree
+	}
+	aside := q.AsideFactor
+	if !(aside > 0 && aside < 1) || len(q.Aside) == 0 {
+		aside = 1
+	}
+	sc.aside.reset(len(q.Aside))
+	if aside < 1 {
+		for _, n := range q.Aside {
+			sc.aside.or(n, 1)
+		}
+	}
+	// edgeF is the factor of taking in from node n.
+	edgeF := func(n uint32, in engine.Incident) float64 {
+		f := 1.0
+		if len(q.RelFactor) > 0 {
+			i := 2 * int(in.Rel)
+			if src, _ := in.Ends(n); src != n {
+				i++
+			}
+			if i < len(q.RelFactor) {
+				f = q.RelFactor[i]
+			}
+		}
+		if aside < 1 && (sc.aside.get(n) != 0 || sc.aside.get(in.Other()) != 0) {
+			f *= aside
+		}
+		return f
 	}
 	total := 0.0
 	for _, w := range q.Weights {
@@ -216,7 +260,7 @@ seeds:
 			continue
 		}
 		m := nodeMask(s.Node) & all
-		sc.paths = append(sc.paths, path{node: s.Node, prev: s.Node, origin: s.Node, mask: m, w: weight(m), score: σ, seed: σ, hub: 1})
+		sc.paths = append(sc.paths, path{node: s.Node, prev: s.Node, origin: s.Node, mask: m, w: weight(m), score: σ, seed: σ, hub: 1, ef: 1})
 	}
 	frontier := sc.paths
 	sc.next = sc.next[:0]
@@ -275,21 +319,22 @@ seeds:
 				other := in.Other()
 				wf := (0.8 + 0.4*in.Weight) * (0.8 + 0.4*(wn+wo)/2)
 				fm := f(mw)
-				imp := p.seed * fm * decay * hub * wf / wfMax
+				ef := p.ef * edgeF(p.node, in)
+				imp := p.seed * fm * decay * hub * ef * wf / wfMax
 				parent := int32(0)
 				if p.hops > 0 {
 					parent = p.chain[p.hops-1] + 1
 				}
 				var ci int32
 				dst, ci = sc.offerQ(dst, p.node, in, imp, uint8(hop), Candidate{Seed: p.origin, SeedScore: float32(p.seed),
-					Match: float32(fm), WeightF: float32(wf / wfMax), HubF: float32(hub), Parent: parent, Gain: gain != 0})
+					Match: float32(fm), WeightF: float32(wf / wfMax), HubF: float32(hub), EdgeF: float32(ef), Parent: parent, Gain: gain != 0})
 				for _, a := range p.chain[:p.hops] {
 					if imp > dst[a].Importance {
 						dst[a].Importance, dst[a].Lent = imp, true
 					}
 				}
 				if hop < o.Depth && visit(other) {
-					np := path{node: other, prev: p.node, origin: p.origin, mask: m, w: mw, score: imp, seed: p.seed, hub: hub, hops: p.hops + 1, chain: p.chain}
+					np := path{node: other, prev: p.node, origin: p.origin, mask: m, w: mw, score: imp, seed: p.seed, hub: hub, ef: ef, hops: p.hops + 1, chain: p.chain}
 					np.chain[p.hops] = ci
 					next = append(next, np)
 				}
