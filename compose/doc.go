@@ -29,7 +29,21 @@
 // ranked by fused relevance times their learnt weight, the best hits
 // bringing the note recorded next in their session (follow.go). The README
 // ("How triplets are scored") has the formula and a worked example; every
-// block route can explain each line's score parts.
+// block route can explain each line's score parts. Query words weigh their
+// inverse frequency among the scope's own names (code.go, scopeFreqs).
+//
+// # Code graphs
+//
+// A code indexer's graph is read for what it is (code.go): test code (the
+// sources of `tests` edges) is set aside unless the work item is about
+// tests; when the seeds are code symbols (they carry locations), paths
+// weigh by relationship and direction (what a function calls and its
+// implementations first, where it lives and what its package imports
+// last) and by the size of the symbol they lead to; and the graph and
+// session blocks add a code map (codemap.go): each file's path, then its
+// ranked symbols' line numbers and signatures, rendering the containment
+// candidates (defines, has_method, contains) in one budget with the
+// triplet lines.
 //
 // # Rendering untrusted text
 //
@@ -49,7 +63,9 @@
 // A Composer is safe for concurrent use once built; its fields must not be
 // changed afterwards. Per-call scratch is pooled; the name-length and
 // name-stem caches grow with the nodes queries touch and never go stale
-// (names never change, ids are never reused). Settings caches each
+// (names never change, ids are never reused); the per-scope caches of code
+// readings and name frequencies are replaced, never changed, when the
+// scope's counts move (a stale one misjudges a word or a test or two). Settings caches each
 // configuration document, loading it under its lock, and hands out copies.
 // An Injector is safe for concurrent use; its per-session memory (what was
 // shown in-session, blocks pending the next turn) is bounded

@@ -76,6 +76,18 @@ func checkPureRenderers(t *testing.T, name, rel, content string) {
 	if ln.plain(s) != Sanitize(name, MaxNameRunes) || ln.plain(r) != Sanitize(rel, MaxNameRunes) || ln.plain(d) != Sanitize(content, MaxNameRunes) {
 		t.Fatalf("graph line parts of %q", line)
 	}
+	// A code map's file line and symbol line: one line each, the path
+	// neither a block nor a list item, the signature after trusted
+	// markup.
+	fileLine(&ln, name)
+	if fl := string(ln.b); strings.Contains(fl, "\n") || !strings.HasSuffix(fl, ":") || startsBlock(fl) || listMarker.MatchString(fl) ||
+		strings.ReplaceAll(fl, `\`, "") != strings.ReplaceAll(Sanitize(name, MaxNameRunes), `\`, "")+":" {
+		t.Fatalf("file line %q of %q", fl, name)
+	}
+	symLine(&ln, 42, content)
+	if sl := string(ln.b); sl != "  42│ "+Sanitize(content, maxSignatureRunes) {
+		t.Fatalf("symbol line %q of %q", sl, content)
+	}
 	observationLine(&ln, name, content, 0.5)
 	if got, want := string(ln.b), "- ["+Sanitize(name, MaxNameRunes)+"] "+Sanitize(content, MaxExcerptRunes)+" (weight: 0.50)"; got != want {
 		t.Fatalf("observation line %q, want %q", got, want)
@@ -124,15 +136,47 @@ func checkStoreRenderers(t *testing.T, e *env, in *Injector, project, name, rel,
 		engine.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The same names as a code graph: the name a file path, the content a
+	// signature (what the store accepts of them).
+	code := engine.Tenant{Org: "org_a", Project: project + "_code"}
+	_, codeErr := e.st.Import(ctx, code, []engine.TripletInput{
+		{Source: name, Relationship: "defines", Target: "pkg.anchor_node", TargetExact: true, SourceExact: true,
+			SourceLocation: &engine.Location{File: name, Line: 1, EndLine: 90},
+			TargetLocation: &engine.Location{File: name, Line: 7, EndLine: 60}, TargetSignature: content},
+		{Source: "pkg.anchor_node", Relationship: "calls", Target: "pkg.callee", SourceExact: true, TargetExact: true,
+			TargetLocation: &engine.Location{File: content, Line: 3, EndLine: 30}, TargetSignature: name}}, engine.ImportOptions{})
+	scopes := []engine.Tenant{ten, code}
+	if codeErr != nil {
+		scopes = scopes[:1] // input the store refuses as a path or signature
+	}
 	id := agent("org_a")
+	on := true
+	for _, sc := range scopes {
+		g, err := e.c.GraphBlock(ctx, GraphRequest{Identity: id, Scope: sc, QueryText: "anchor_node", BudgetTokens: 2000, TopK: 5, Depth: 2, CodeMap: &on})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Block == "" {
+			if sc == code {
+				continue
+			}
+			t.Fatalf("no graph block for %q %q %q", name, rel, content)
+		}
+		graph, cmap := splitCodeMap(g.Block)
+		if cmap != "" {
+			checkCodeMapPart(t, cmap, g.CodeMap)
+		}
+		if graph != "" {
+			checkGraphPart(t, graph, g.Triplets)
+		}
+		if l := repeatedLine(g.Block); l != "" {
+			t.Fatalf("block repeats %q:\n%s", l, g.Block)
+		}
+	}
 	g, err := e.c.GraphBlock(ctx, GraphRequest{Identity: id, Scope: ten, QueryText: "anchor_node", BudgetTokens: 2000, TopK: 5, Depth: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Block == "" {
-		t.Fatalf("no graph block for %q %q %q", name, rel, content)
-	}
-	checkGraphPart(t, g.Block, g.Triplets)
 	s, err := e.c.SessionBlock(ctx, SessionRequest{SessionID: "ses_" + project, WorkType: WorkBugFix, Scope: ten, Identity: id,
 		QueryText: "anchor_node", Graph: true})
 	if err != nil {

@@ -87,9 +87,12 @@ type Composer struct {
 
 	pool sync.Pool // *graphScratch
 
+	codes             codeInfos // each scope's reading of its code graph
+	freqs             sync.Map  // engine.Tenant -> *nameFreqs
 	nameLens, relLens lenCache  // textLen by node id, by relationship id
 	relStems          stemCache // content stems of relationship names by relationship id
 	nameStems         stemCache // content stems of node names by node id
+	ownStems          stemCache // content stems of code symbols' own names (ownName) by node id
 }
 
 // GraphRequest is buildGraphContextBlock's input.
@@ -104,6 +107,9 @@ type GraphRequest struct {
 	Depth        int // 0..4
 	// Explain asks for each triplet's score parts (GraphTriplet.Explain).
 	Explain bool
+	// CodeMap asks for a code map (true), none (false), or one when the
+	// block's best seeds carry locations (nil): see codemap.go.
+	CodeMap *bool
 }
 
 // Validate checks the request's ranges; the error names the field.
@@ -147,8 +153,8 @@ type GraphTriplet struct {
 
 // ScoreParts are the parts of a triplet's score (see the README, "How
 // triplets are scored"): importance = seedScore × queryMatch ×
-// hopDecay^(hop-1) × hub × weight × spread, and relevanceScore =
-// 1 - importance.
+// hopDecay^(hop-1) × hub × code × weight × spread, and
+// relevanceScore = 1 - importance.
 // A path's earlier triplets take the score of the best path continuing
 // them (Lent), so that its lines stand together.
 type ScoreParts struct {
@@ -172,6 +178,10 @@ type ScoreParts struct {
 	// the learnt weights' factor of the edge and its endpoints.
 	Hub    float64 `json:"hub"`
 	Weight float64 `json:"weight"`
+	// Code is the factor of a code graph's reading (see the README, "Code
+	// graphs"): the relationships the path took, test code set aside, the
+	// size of the symbol the line leads to; 1 elsewhere.
+	Code float64 `json:"code"`
 	// Spread is the factor that shares the block among seeds (see
 	// maxSpreadRate).
 	Spread float64 `json:"spread"`
@@ -203,6 +213,9 @@ type GraphBlock struct {
 	// Warnings say the request is probably a mistake (an empty or unknown
 	// project); absent when none.
 	Warnings []string `json:"warnings,omitempty"`
+	// CodeMap lists the symbols of the block's code map section, in the
+	// order it shows them; absent when the block has none.
+	CodeMap []CodeSymbol `json:"codeMap,omitempty"`
 }
 
 type graphScratch struct {
@@ -228,14 +241,20 @@ type graphScratch struct {
 	group        []uint8  // each candidate's seed group
 	blk          blockBuf // the block being rendered
 	ln           lineBuf  // the entry being rendered
+	// mapMode is the request's code map mode (CodeMapOff unless the block
+	// asks: the in-session injector's never has one); codeMap whether the
+	// prepared block has one; cmap the map being rendered.
+	mapMode CodeMapMode
+	codeMap bool
+	cmap    codeMapBuf
 }
 
 func (c *Composer) scratch() *graphScratch {
 	if sc, ok := c.pool.Get().(*graphScratch); ok {
-		sc.qv = nil
+		sc.qv, sc.mapMode, sc.codeMap = nil, CodeMapOff, false
 		return sc
 	}
-	return &graphScratch{}
+	return &graphScratch{mapMode: CodeMapOff}
 }
 
 // GraphBlock composes the graph context block for req: seed search, depth-N
@@ -259,6 +278,7 @@ func (c *Composer) graphBlock(ctx context.Context, req GraphRequest, limit int) 
 	out := &GraphBlock{Triplets: []GraphTriplet{}}
 	sc := c.scratch()
 	defer c.pool.Put(sc)
+	sc.mapMode = CodeMapModeOf(req.CodeMap)
 	err := c.Store.View(func(v *engine.View) error {
 		if err := c.prepareGraph(ctx, v, req, sc, out); err != nil {
 			return err
@@ -269,6 +289,7 @@ func (c *Composer) graphBlock(ctx context.Context, req GraphRequest, limit int) 
 		c.renderGraph(v, req.Identity, sc, out, limit)
 		if req.Explain {
 			c.explain(v, sc, out.Triplets)
+			c.explainMap(v, sc, out.CodeMap)
 		}
 		return nil
 	})
@@ -294,9 +315,20 @@ func (c *Composer) seeds(ctx context.Context, v *engine.View, text string, scope
 		sc.tseeds = sc.tseeds[:0]
 		return nil, err
 	}
+	sc.qs.scopeDF = c.scopeFreqs(v, scope)
 	q := c.buildQuery(v, text, &sc.qs)
+	c.readCode(v, scope, &sc.qs.words, &sc.qs.code)
 	sc.seeds = c.addNamed(v, text, scope, allow, &sc.qs, sc.seeds)
 	sc.tseeds = c.calibrate(v, sc.seeds, topK, &sc.qs, sc.tseeds)
+	sc.qs.code.seeds = codeSeeds(v, sc.tseeds)
+	if q != nil && sc.qs.code.info != nil {
+		if sc.qs.code.seeds {
+			q.RelFactor = sc.qs.code.info.relFactor
+		}
+		if sc.qs.code.aside {
+			q.Aside, q.AsideFactor = sc.qs.code.info.tests, asideFactor
+		}
+	}
 	return q, nil
 }
 
@@ -322,9 +354,16 @@ func (c *Composer) prepareGraph(ctx context.Context, v *engine.View, req GraphRe
 	opts.Query = q
 	out.Seeds = len(sc.tseeds)
 	sc.cands = traverse.Expand(v, sc.tseeds, opts, sc.cands)
+	out.Candidates = len(sc.cands)
+	if sc.qs.code.seeds {
+		sizePrior(v, sc.cands)
+	}
+	sc.codeMap = sc.mapMode == CodeMapOn || sc.mapMode == CodeMapAuto && sc.qs.code.seeds
+	if sc.codeMap {
+		sc.cands = seedEntries(v, sc.tseeds, sc.cands)
+	}
 	spread(sc, spreadRate(sc.tseeds))
 	out.Timings.ExpandMs = ms(time.Since(t1))
-	out.Candidates = len(sc.cands)
 	return nil
 }
 
@@ -335,6 +374,7 @@ func (c *Composer) prepareGraph(ctx context.Context, v *engine.View, req GraphRe
 func (c *Composer) renderGraph(v *engine.View, id policy.Identity, sc *graphScratch, out *GraphBlock, limit int) {
 	t := time.Now()
 	out.Block, out.Triplets, out.ActualTokens, out.Denied, out.Timings.PolicyMs = "", out.Triplets[:0], 0, 0, 0
+	out.CodeMap = out.CodeMap[:0]
 	sc.edges = sc.edges[:0]
 	c.render(v, id, sc, out, limit)
 	out.Timings.RenderMs = ms(time.Since(t)) - out.Timings.PolicyMs
@@ -501,16 +541,28 @@ func graphLine(ln *lineBuf, src, rel, dst string) (s, r, d part) {
 // importance order would give (skip what does not fit, or is denied, or
 // repeats a line already in the block; continue), without popping
 // thousands of candidates off the heap.
+//
+// With a code map (sc.codeMap), a containment candidate whose target has a
+// location becomes that node's map entry instead of a line (codemap.go); a
+// map entry is measured by its least cost (its symbol line) before it is
+// tried, which only falls as the map grows, so the same pass holds.
 func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, out *GraphBlock, limit int) {
 	pr := c.PEP.NewRequest(id, policy.VerbRead)
 	defer pr.Release()
 	bb := &sc.blk
 	bb.reset()
+	cm := &sc.cmap
+	cm.reset(v, sc.codeMap)
 	const minLine = lineOverhead + 3 // the shortest line: one-character names
-	if bb.sectionCost(GraphHeader)+minLine > limit {
+	minEntry := minLine
+	if cm.on {
+		minEntry = 3 // a map's shortest entry: a one-character path and its colon
+	}
+	if bb.sectionCost(GraphHeader)+minEntry > limit {
 		return
 	}
 	bb.section(GraphHeader)
+	used := func() int { return bb.runes + cm.runes }
 	var policyTime time.Duration
 	allow := func(n uint32) bool {
 		t := time.Now()
@@ -519,9 +571,14 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		return ok
 	}
 	// lineLen is the code points a candidate's line adds, newline included,
-	// from the cached name lengths (the source takes its escape).
+	// from the cached name lengths (the source takes its escape); for a map
+	// entry, its least cost.
 	lineLen := func(cand *traverse.Candidate) int {
 		if cand.Len == 0 {
+			if cm.takes(v, cand) {
+				cand.Len = uint16(min(cm.minCost(v, cand), math.MaxUint16))
+				return int(cand.Len)
+			}
 			src, esc := c.nameLens.get(cand.Src, v.NodeName)
 			rel, _ := c.relLens.get(cand.Rel, v.RelName)
 			dst, _ := c.nameLens.get(cand.Dst, v.NodeName)
@@ -534,7 +591,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	// rules most lines out near the end of the budget without touching
 	// the names (each a cache miss at a million nodes).
 	fits := func(cand *traverse.Candidate, room int) bool {
-		if cand.Len == 0 {
+		if cand.Len == 0 && !cm.on {
 			if rel, _ := c.relLens.get(cand.Rel, v.RelName); lineOverhead+rel+2 > room {
 				return false
 			}
@@ -558,7 +615,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		// m == n while lineLen and graphLine agree; the budget holds if
 		// they ever do not.
 		m := 1 + ln.runes()
-		if bb.runes+m > limit || !bb.fresh(ln.b) {
+		if used()+m > limit || !bb.fresh(ln.b) {
 			return
 		}
 		bb.add(ln.b, m-1)
@@ -568,6 +625,20 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 			SourceNodeID: v.NodeID(cand.Src), TargetNodeID: v.NodeID(cand.Dst), Edge: cand.Edge, Src: cand.Src, Dst: cand.Dst,
 			cand: *cand,
 		})
+	}
+	// addMap puts a containment candidate's target in the code map (the
+	// policy checked on it: the map shows it alone).
+	addMap := func(cand *traverse.Candidate) {
+		if cm.nodes[cand.Dst] {
+			return
+		}
+		if !allow(cand.Dst) {
+			out.Denied++
+			return
+		}
+		if cm.add(v, cand.Dst, limit-used(), &out.CodeMap, cand) > 0 {
+			shown[cand.Dst] = true
+		}
 	}
 	// A line whose two ends the block already shows adds no node: it
 	// waits behind lines that do (its importance halved), decided lazily
@@ -588,7 +659,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	// refit keeps of r's candidates those whose line fits the room left:
 	// the room only shrinks, so the others never will.
 	refit := func(r *traverse.Ranker) traverse.Ranker {
-		room := limit - bb.runes
+		room := limit - used()
 		rest := r.Rest()
 		fit := rest[:0]
 		for i := range rest {
@@ -600,29 +671,43 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	}
 	r := traverse.NewRanker(sc.cands)
 	tail := false // past the first line that did not fit
-	for bb.runes+minLine <= limit {
+	for used()+minEntry <= limit {
 		cand, ok := next(&r)
 		if !ok {
 			break
 		}
 		n := lineLen(&cand)
-		if bb.runes+n > limit {
+		if used()+n > limit {
 			if !tail {
 				tail, r = true, refit(&r)
 			}
 			continue
 		}
-		add(&cand, n)
+		if cm.takes(v, &cand) {
+			addMap(&cand)
+		} else {
+			add(&cand, n)
+		}
 		if tail {
 			r = refit(&r)
 		}
 	}
 	out.Timings.PolicyMs = ms(policyTime)
-	if len(out.Triplets) == 0 {
+	if len(out.Triplets) == 0 && len(out.CodeMap) == 0 {
+		out.CodeMap = out.CodeMap[:0]
 		return
 	}
-	out.Block = string(bb.b)
-	out.ActualTokens = tokensOf(bb.runes)
+	mapText, syms := cm.text(out.CodeMap)
+	out.CodeMap = syms
+	switch {
+	case len(out.Triplets) == 0:
+		out.Block = mapText
+	case mapText == "":
+		out.Block = string(bb.b)
+	default:
+		out.Block = string(bb.b) + "\n\n" + mapText
+	}
+	out.ActualTokens = Tokens(out.Block)
 }
 
 func (c *Composer) log() *slog.Logger {
@@ -642,6 +727,13 @@ func (c *Composer) explain(v *engine.View, sc *graphScratch, ts []GraphTriplet) 
 	}
 }
 
+// explainMap fills the score parts of a code map's symbols (see explain).
+func (c *Composer) explainMap(v *engine.View, sc *graphScratch, syms []CodeSymbol) {
+	for i := range syms {
+		syms[i].Explain = c.scoreParts(v, sc, &syms[i].cand)
+	}
+}
+
 // scoreParts explains one candidate (see explain).
 func (c *Composer) scoreParts(v *engine.View, sc *graphScratch, cd *traverse.Candidate) *ScoreParts {
 	decay := c.Expand.HopDecay
@@ -652,8 +744,8 @@ func (c *Composer) scoreParts(v *engine.View, sc *graphScratch, cd *traverse.Can
 		return Sanitize(v.NodeName(cd.Src), MaxNameRunes) + " → " + Sanitize(v.RelName(cd.Rel), MaxNameRunes) + " → " + Sanitize(v.NodeName(cd.Dst), MaxNameRunes)
 	}
 	{
-		p := &ScoreParts{Importance: cd.Importance, Hop: int(cd.Hop), HopDecay: math.Pow(decay, float64(cd.Hop)-1),
-			SeedScore: float64(cd.SeedScore), QueryMatch: float64(cd.Match), Hub: float64(cd.HubF), Weight: float64(cd.WeightF),
+		p := &ScoreParts{Importance: cd.Importance, Hop: int(cd.Hop), HopDecay: math.Pow(decay, max(float64(cd.Hop)-1, 0)),
+			SeedScore: float64(cd.SeedScore), QueryMatch: float64(cd.Match), Hub: float64(cd.HubF), Weight: float64(cd.WeightF), Code: float64(cd.EdgeF),
 			Spread: 1 / spreadFactorOf(spreadRate(sc.tseeds), int(cd.Spread))}
 		if v.Live(cd.Seed) {
 			p.Seed, p.SeedNodeID = v.NodeName(cd.Seed), v.NodeID(cd.Seed)
@@ -664,7 +756,7 @@ func (c *Composer) scoreParts(v *engine.View, sc *graphScratch, cd *traverse.Can
 				break
 			}
 		}
-		own := p.SeedScore * p.QueryMatch * p.HopDecay * p.Hub * p.Weight * p.Spread
+		own := p.SeedScore * p.QueryMatch * p.HopDecay * p.Hub * p.Code * p.Weight * p.Spread
 		p.Lent = cd.Importance > own*(1+1e-6)
 		for j := cd.Parent; j > 0 && int(j) <= len(sc.walk) && len(p.Path) < traverse.MaxDepth; j = sc.walk[j-1].Parent {
 			p.Path = append(p.Path, line(&sc.walk[j-1]))

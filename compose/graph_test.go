@@ -153,19 +153,32 @@ func TestGraphBlockGolden(t *testing.T) {
 	}
 }
 
-// checkBlock asserts the invariants every graph block has.
+// checkBlock asserts the invariants every graph block has: its triplet
+// lines, then its code map when it has one.
 func checkBlock(t testing.TB, b *GraphBlock, budget int) {
 	t.Helper()
 	if b.Block == "" {
-		if len(b.Triplets) != 0 || b.ActualTokens != 0 {
-			t.Fatalf("empty block with %d triplets, %d tokens", len(b.Triplets), b.ActualTokens)
+		if len(b.Triplets) != 0 || len(b.CodeMap) != 0 || b.ActualTokens != 0 {
+			t.Fatalf("empty block with %d triplets, %d symbols, %d tokens", len(b.Triplets), len(b.CodeMap), b.ActualTokens)
 		}
 		return
 	}
 	if b.ActualTokens != Tokens(b.Block) || b.ActualTokens > budget {
 		t.Fatalf("tokens %d (counted %d), budget %d", b.ActualTokens, Tokens(b.Block), budget)
 	}
-	lines := strings.Split(b.Block, "\n")
+	graph, cmap := splitCodeMap(b.Block)
+	if cmap != "" {
+		checkCodeMapPart(t, cmap, b.CodeMap)
+	} else if len(b.CodeMap) != 0 {
+		t.Fatalf("%d symbols, no code map:\n%s", len(b.CodeMap), b.Block)
+	}
+	if graph == "" {
+		if len(b.Triplets) != 0 {
+			t.Fatalf("%d triplets, no triplet lines:\n%s", len(b.Triplets), b.Block)
+		}
+		return
+	}
+	lines := strings.Split(graph, "\n")
 	if lines[0] != GraphHeader || len(lines)-1 != len(b.Triplets) {
 		t.Fatalf("block shape: %q", b.Block)
 	}

@@ -162,6 +162,15 @@ func (qw *queryWords) weigh(fr *text.TermFreqs) {
 	}
 }
 
+// weighScope is weigh with a scope's own name frequencies.
+func (qw *queryWords) weighScope(nf *nameFreqs) {
+	n := float64(nf.nodes)
+	for i, p := range qw.raw {
+		df := float64(nf.df[p])
+		qw.weights[i] = max(math.Log(1+(n-df+0.5)/(df+0.5)), 0.05)
+	}
+}
+
 // mask is the set of query words (bits) the stems match.
 func (qw *queryWords) mask(stems []string) uint64 {
 	var m uint64
@@ -188,6 +197,10 @@ type queryScratch struct {
 	stamp  uint32
 	seeds  []seedScore
 	spans  []wordSpan // addNamed's query words
+	code   codeScratch
+	// scopeDF, when set, are the scope's name frequencies, which weigh
+	// the query's words instead of the index's (see scopeFreqs).
+	scopeDF *nameFreqs
 }
 
 // seedScore is a seed's calibrated score and its parts.
@@ -214,13 +227,18 @@ const textDepth = 60
 // (the walk then ranks by seeds and weights alone).
 func (c *Composer) buildQuery(v *engine.View, q string, sc *queryScratch) *traverse.Query {
 	sc.words = analyseQuery(q)
-	sc.words.weigh(&sc.freqs)
+	if sc.scopeDF != nil {
+		sc.words.weighScope(sc.scopeDF)
+	} else {
+		sc.words.weigh(&sc.freqs)
+	}
 	sc.toks = text.SplitName(q)
 	if len(sc.words.stems) == 0 {
 		return nil
 	}
 	sc.q.Weights = sc.words.weights
 	sc.q.Nodes = sc.q.Nodes[:0]
+	sc.q.RelFactor, sc.q.Aside, sc.q.AsideFactor = nil, nil, 0
 	for _, h := range sc.hits {
 		if !v.Live(h.ID) {
 			continue
@@ -278,10 +296,21 @@ func (c *Composer) buildQuery(v *engine.View, q string, sc *queryScratch) *trave
 // screenwriter of Deep End", unlike "The Deep End"). A node whose name
 // matches nothing (found through its description, or by the vector
 // ranking alone) keeps fusedShare of its fused score: names are what a
-// query names, descriptions and embeddings support.
+// query names, descriptions and embeddings support. A seed's score is the
+// larger of its name score and that share (codeFusedShare for a code
+// symbol whose name matches).
+//
+// A code symbol (an exact name with a location: ownName) is matched on
+// its own name without the package qualifier for coverage and verbatim
+// ("nats.Conn.doReconnect" covers Conn and doReconnect; every symbol of a
+// package shares its first word).
 const (
 	verbatimMiss = 0.75
 	fusedShare   = 0.5
+	// codeFusedShare is fusedShare for a code symbol whose name matches:
+	// its doc comment repeating a common word ("the connection's
+	// connection") supports its name, it does not outrank a better name.
+	codeFusedShare = 0.25
 	// seedPool is how many times topK fused hits are rescored.
 	seedPool = 3
 )
@@ -293,9 +322,9 @@ func (c *Composer) calibrate(v *engine.View, hits []fuse.Ranked, k int, sc *quer
 	sc.seeds = sc.seeds[:0]
 	best := 0.0
 	type match struct {
-		mw, cover float64
-		verbatim  bool
-		mask      uint64
+		mw, cover      float64
+		verbatim, code bool
+		mask           uint64
 	}
 	ms := make([]match, len(hits))
 	for i, h := range hits {
@@ -310,6 +339,11 @@ func (c *Composer) calibrate(v *engine.View, hits []fuse.Ranked, k int, sc *quer
 		mask := sc.words.mask(stems)
 		if mask == 0 {
 			continue
+		}
+		own, code := ownName(v, h.ID)
+		if code {
+			name = own
+			stems = c.ownStems.get(h.ID, func(uint32) string { return own })
 		}
 		covered := 0
 		for _, st := range stems {
@@ -326,8 +360,18 @@ func (c *Composer) calibrate(v *engine.View, hits []fuse.Ranked, k int, sc *quer
 				mw += sc.words.weights[b]
 			}
 		}
-		ms[i] = match{mw: mw, cover: float64(covered) / float64(len(stems)), verbatim: containsRun(sc.toks, text.SplitName(name)), mask: mask}
+		cover := float64(covered) / float64(len(stems))
+		ms[i] = match{mw: mw, cover: cover, verbatim: containsRun(sc.toks, text.SplitName(name)), mask: mask, code: code}
 		best = max(best, mw)
+	}
+	// A test's name spelled out in the query makes it about tests.
+	if sc.code.aside {
+		for i, h := range hits {
+			if ms[i].verbatim && sc.code.isTest(h.ID) {
+				sc.code.aside = false
+				break
+			}
+		}
 	}
 	for i, h := range hits {
 		if !v.Live(h.ID) {
@@ -342,7 +386,14 @@ func (c *Composer) calibrate(v *engine.View, hits []fuse.Ranked, k int, sc *quer
 			s.verbatim = m.verbatim
 			sc.q.Nodes = append(sc.q.Nodes, traverse.NodeMask{Node: h.ID, Mask: m.mask})
 		}
-		s.score = max(s.name, fusedShare*s.fused)
+		share := fusedShare
+		if ms[i].code && s.name > 0 {
+			share = codeFusedShare
+		}
+		s.score = max(s.name, share*s.fused)
+		if sc.code.aside && sc.code.isTest(h.ID) {
+			s.score *= asideFactor
+		}
 		sc.seeds = append(sc.seeds, s)
 	}
 	slices.SortStableFunc(sc.seeds, func(a, b seedScore) int { return cmp.Compare(b.score, a.score) })

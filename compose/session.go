@@ -80,6 +80,9 @@ type SessionRequest struct {
 	CrossProjectTransfer bool
 	// Explain asks for the score parts of every line (SessionBlock.Explain).
 	Explain bool
+	// CodeMap asks the graph part for a code map (true), none (false), or
+	// one when its best seeds carry locations (nil), as GraphRequest.
+	CodeMap *bool
 }
 
 // SessionBlock is the composed start-of-session block, with what the
@@ -103,6 +106,10 @@ type SessionBlock struct {
 	// Warnings say the request is probably a mistake: an empty or unknown
 	// project, a work type no budget names, no work item; absent when none.
 	Warnings []string `json:"warnings,omitempty"`
+	// CodeMap lists the symbols of the graph part's code map, in the order
+	// it shows them (their node ids are among GraphNodeIDs); absent when
+	// the block has none.
+	CodeMap []CodeSymbol `json:"codeMap,omitempty"`
 }
 
 // SessionExplain is a session block's score parts, in block order.
@@ -264,6 +271,7 @@ func (c *Composer) composeSession(ctx context.Context, req SessionRequest, mem M
 	}
 	sc := c.scratch()
 	defer c.pool.Put(sc)
+	sc.mapMode = CodeMapModeOf(req.CodeMap)
 	g := &GraphBlock{Triplets: []GraphTriplet{}}
 	var obs []ObsCandidate
 	var obsBlock string
@@ -307,12 +315,13 @@ func (c *Composer) composeSession(ctx context.Context, req SessionRequest, mem M
 		if obsBlock != "" {
 			final -= utf8.RuneCountInString(obsBlock) + 2
 		}
-		if graphOn && final > shareRoom && len(g.Triplets) < g.Candidates {
+		if graphOn && final > shareRoom && len(g.Triplets)+len(g.CodeMap) < g.Candidates {
 			sc.cands = append(sc.cands[:0], sc.orig...)
 			c.renderGraph(v, req.Identity, sc, g, final)
 		}
 		if req.Explain {
 			c.explain(v, sc, g.Triplets)
+			c.explainMap(v, sc, g.CodeMap)
 			x := &SessionExplain{Observations: []ObservationScore{}, Triplets: g.Triplets}
 			for _, id := range obsIDs {
 				for _, o := range obs {
@@ -351,6 +360,13 @@ func (c *Composer) composeSession(ctx context.Context, req SessionRequest, mem M
 		}
 		out.GraphEdgeKeys = append(out.GraphEdgeKeys, engine.EdgeKey{SourceID: t.SourceNodeID, TargetID: t.TargetNodeID, RelationshipName: t.Relationship})
 	}
+	for _, s := range g.CodeMap {
+		if !seen[s.NodeID] {
+			seen[s.NodeID] = true
+			out.GraphNodeIDs = append(out.GraphNodeIDs, s.NodeID)
+		}
+	}
+	out.CodeMap = g.CodeMap
 	return nil
 }
 

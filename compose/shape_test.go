@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -81,7 +82,7 @@ func checkHashLines(t testing.TB, block string) {
 	for _, l := range strings.Split(block, "\n") {
 		switch {
 		case !strings.HasPrefix(l, "#"):
-		case l == GraphHeader, l == ObservationsHeader, l == RAGSemanticHeader, l == RAGExpandedHeader:
+		case l == GraphHeader, l == ObservationsHeader, l == RAGSemanticHeader, l == RAGExpandedHeader, l == CodeMapHeader:
 		case strings.HasPrefix(l, RAGEntryPrefix+"observation] "), strings.HasPrefix(l, RAGEntryPrefix+"node] "):
 		default:
 			t.Fatalf("line %q starts with # and is no header:\n%s", l, block)
@@ -107,6 +108,63 @@ func checkGraphPart(t testing.TB, part string, triplets []GraphTriplet) {
 		if tr := triplets[i]; item != escaped(tr.SourceEntity)+" → "+tr.Relationship+" → "+tr.TargetEntity {
 			t.Fatalf("graph line %q is not triplet %+v", l, tr)
 		}
+	}
+	checkHashLines(t, part)
+}
+
+// splitCodeMap splits a graph part into its triplet lines and its code
+// map (each "" when absent).
+func splitCodeMap(part string) (graph, cmap string) {
+	if strings.HasPrefix(part, CodeMapHeader+"\n") {
+		return "", part
+	}
+	if i := strings.Index(part, "\n\n"+CodeMapHeader+"\n"); i >= 0 {
+		return part[:i], part[i+2:]
+	}
+	return part, ""
+}
+
+// symLinePattern is a code map's symbol line: two blanks, the line number,
+// "│ ", the signature.
+var symLinePattern = regexp.MustCompile(`^  ([0-9]+)│ (.*)$`)
+
+// checkCodeMapPart: the header, then per file a line "path:" (no block,
+// no list item) followed by its symbols' lines "  <line>│ <signature>",
+// in line order; symbols are reported in the order shown, a file's own
+// entry (no symbol line) at its file line.
+func checkCodeMapPart(t testing.TB, part string, syms []CodeSymbol) {
+	t.Helper()
+	lines := strings.Split(part, "\n")
+	if lines[0] != CodeMapHeader || len(lines) < 2 {
+		t.Fatalf("code map part:\n%s", part)
+	}
+	si, prev, files := 0, 0, 0
+	for _, l := range lines[1:] {
+		if m := symLinePattern.FindStringSubmatch(l); m != nil {
+			for si < len(syms) && syms[si].Line == 0 {
+				si++ // a file's own entry
+			}
+			if si >= len(syms) || m[1] != fmt.Sprint(syms[si].Line) || syms[si].Line < prev {
+				t.Fatalf("symbol line %q is not symbol %d of %+v", l, si, syms)
+			}
+			if strings.Contains(m[2], "\n") || m[2] != Sanitize(m[2], 1<<20) {
+				t.Fatalf("signature %q not sanitised", m[2])
+			}
+			prev = syms[si].Line
+			si++
+			continue
+		}
+		files++
+		prev = 0
+		if !strings.HasSuffix(l, ":") || startsBlock(l) || listMarker.MatchString(l) || strings.HasPrefix(l, " ") {
+			t.Fatalf("file line %q opens a block or a list item, or is no file line:\n%s", l, part)
+		}
+	}
+	for si < len(syms) && syms[si].Line == 0 {
+		si++
+	}
+	if si != len(syms) {
+		t.Fatalf("%d symbols reported, %d shown:\n%s", len(syms), si, part)
 	}
 	checkHashLines(t, part)
 }

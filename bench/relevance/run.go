@@ -223,8 +223,8 @@ func (e *env) kgctxGraph(depth int, budgets []int) system {
 			for _, tr := range gb.Triplets {
 				o.Lines = append(o.Lines, line{tr.SourceEntity, tr.Relationship, tr.TargetEntity})
 				if x := tr.Explain; x != nil {
-					o.Explain = append(o.Explain, fmt.Sprintf("%.3f seed %q %.2f (name %.2f fused %.2f verbatim %v) hop %d match %.2f hub %.2f w %.2f lent %v path %v",
-						x.Importance, x.Seed, x.SeedScore, x.SeedName, x.SeedFused, x.SeedVerbatim, x.Hop, x.QueryMatch, x.Hub, x.Weight, x.Lent, x.Path))
+					o.Explain = append(o.Explain, fmt.Sprintf("%.3f seed %q %.2f (name %.2f fused %.2f verbatim %v) hop %d match %.2f hub %.2f code %.2f w %.2f lent %v path %v",
+						x.Importance, x.Seed, x.SeedScore, x.SeedName, x.SeedFused, x.SeedVerbatim, x.Hop, x.QueryMatch, x.Hub, x.Code, x.Weight, x.Lent, x.Path))
 				}
 			}
 			o.Inconsistent = gb.ActualTokens != compose.Tokens(gb.Block) || strings.Count(gb.Block, "\n- ") != len(gb.Triplets)
