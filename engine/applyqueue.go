@@ -79,10 +79,10 @@ func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 }
 
 // waitBacklog blocks until at most n committed change sets wait for the
-// indexers (or the store closes, or ctx ends). A bulk import calls it
-// before each chunk: a write queues behind every change set before its
-// own, so an import that ran ahead of the indexers would make every other
-// writer wait for the indexing of all it wrote.
+// indexers (or the store closes, or ctx ends). A bulk writer calls it
+// before it commits each chunk: a write queues behind every change set
+// before its own, so an import that ran ahead of the indexers would make
+// every other writer wait for the indexing of all it wrote.
 func (s *Store) waitBacklog(ctx context.Context, n uint64) error {
 	return s.waitQueue(ctx, func(q *applyQueue) bool { return q.queued-q.applied <= n })
 }

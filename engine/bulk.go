@@ -148,9 +148,6 @@ func (r *importRun) run(ctx context.Context) (ImportResult, error) {
 			if err = s.checkOpen(); err == nil {
 				err = ctx.Err()
 			}
-			if err == nil {
-				err = s.waitBacklog(ctx, 1)
-			}
 		}
 		if err == nil {
 			err = r.step(ctx)
@@ -186,6 +183,12 @@ func (r *importRun) step(ctx context.Context) error {
 	s.wmu.Unlock()
 
 	err := r.prepare(ctx, b)
+	if err == nil && r.bulk {
+		// The chunk commits once the indexers are done with the last
+		// one (it was staged and embedded while they worked on it): a
+		// write that comes after waits for the indexing of one chunk.
+		err = s.waitBacklog(ctx, 0)
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if cerr := s.checkOpen(); cerr != nil {
@@ -441,7 +444,7 @@ func (r *importRun) undo() error {
 		return out
 	}
 	for len(delE)+len(delN)+len(preN)+len(preE) > 0 {
-		if err := s.waitBacklog(bg, 1); err != nil {
+		if err := s.waitBacklog(bg, 0); err != nil {
 			return err
 		}
 		seq, err := func() (uint64, error) {
@@ -614,7 +617,7 @@ func (s *Store) undoObservations(ids, tenants []uint32) error {
 	_, maxN := s.chunks.limits()
 	var last uint64
 	for len(ids) > 0 {
-		if err := s.waitBacklog(bg, 1); err != nil {
+		if err := s.waitBacklog(bg, 0); err != nil {
 			return err
 		}
 		k := min(maxN, len(ids))

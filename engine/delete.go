@@ -79,7 +79,7 @@ func (s *Store) ClearProject(ctx context.Context, t Tenant) (nodes, edges int, e
 	maxT, maxN := s.chunks.limits()
 	var last uint64
 	for len(ns)+len(es) > 0 {
-		if err := s.waitBacklog(bg, 1); err != nil {
+		if err := s.waitBacklog(bg, 0); err != nil {
 			return nodes, edges, err
 		}
 		seq, err := func() (uint64, error) {

@@ -67,9 +67,10 @@
 // generations); otherwise it is staged again and committed in one hold.
 // Other writers get the lock between any two holds, so a one-triplet write
 // of another org waits for one hold of an import, not for the import; and
-// since a bulk import waits before each chunk until the indexers are at
-// most one change set behind, the write then waits for the indexing of at
-// most two of its chunks (it returns once searches see it).
+// since a bulk import commits a chunk only once the indexers are done with
+// what came before it (it stages and embeds the chunk meanwhile), the
+// write then waits for the indexing of at most one of its chunks (it
+// returns once searches see it).
 //
 // An import of more than 1,024 triplets (bulk) is all or nothing across
 // its chunks. Between chunks it checks ctx and whether the store is

@@ -297,14 +297,14 @@ func (s *Store) AddObservations(ctx context.Context, t Tenant, in []ObservationI
 			if err == nil {
 				err = ctx.Err()
 			}
-			if err == nil {
-				err = s.waitBacklog(ctx, 1)
-			}
 			if err != nil {
 				return fail(err)
 			}
 		}
 		vecs, err := s.embedObservations(ctx, chunk)
+		if err == nil && len(chunk) < len(in) {
+			err = s.waitBacklog(ctx, 0) // as Import: embedded while the indexers worked
+		}
 		if err != nil {
 			return fail(err)
 		}
