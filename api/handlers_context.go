@@ -33,6 +33,9 @@ type graphContextRequest struct {
 	NeighborhoodDepth *int         `json:"neighborhoodDepth"`
 	// Explain adds each triplet's score parts ("explain" in the triplets).
 	Explain bool `json:"explain"`
+	// CodeMap asks for the block's code map section (true), none (false);
+	// absent: one when the block's best seeds carry locations.
+	CodeMap *bool `json:"codeMap"`
 }
 
 func (graphContextRequest) refineSchema(props map[string]any) {
@@ -80,6 +83,7 @@ func (s *Server) handleGraphContext(c echo.Context) error {
 		TopK:         intOr(req.TopK, compose.DefaultTopK),
 		Depth:        intOr(req.NeighborhoodDepth, compose.DefaultDepth),
 		Explain:      req.Explain,
+		CodeMap:      req.CodeMap,
 	}
 	b, err := s.app.Composer.GraphBlock(c.Request().Context(), greq)
 	if err != nil {

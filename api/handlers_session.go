@@ -154,6 +154,9 @@ type sessionRequestJSON struct {
 		Enabled bool `json:"enabled"`
 	} `json:"crossProjectTransfer"`
 	Explain bool `json:"explain"`
+	// CodeMap asks the graph part for a code map (true), none (false);
+	// absent: one when its best seeds carry locations.
+	CodeMap *bool `json:"codeMap"`
 }
 
 func (s *Server) handleSessionContext(c echo.Context) error {
@@ -177,7 +180,7 @@ func (s *Server) handleSessionContext(c echo.Context) error {
 	if req.CrossProjectTransfer != nil {
 		sr.CrossProjectTransfer = req.CrossProjectTransfer.Enabled
 	}
-	sr.Explain = req.Explain
+	sr.Explain, sr.CodeMap = req.Explain, req.CodeMap
 	b, err := s.app.Composer.SessionBlock(c.Request().Context(), sr)
 	if err != nil {
 		return err

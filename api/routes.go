@@ -85,7 +85,7 @@ func (s *Server) routeTable() []route {
 			resp: compose.ObservationList{}, status: 200, query: observationListQuery, errs: []int{503}, h: s.handleListObservations},
 		{method: http.MethodPatch, path: proj + "/observations/:id", minRole: auth.RoleImporter, summary: "Change an observation: content and metadata replaced when given (and re-indexed), the weight kept unless given. 404 for an id the caller may not read.",
 			req: observationPatch{}, resp: engine.Observation{}, status: 200, errs: []int{404, 422, 503}, h: s.handlePatchObservation},
-		{method: http.MethodPost, path: "/v1/context/session", minRole: auth.RoleAgent, summary: "The start-of-session block (buildSessionMemoryBlock + recordContextInjection).",
+		{method: http.MethodPost, path: "/v1/context/session", minRole: auth.RoleAgent, summary: "The start-of-session block (buildSessionMemoryBlock + recordContextInjection); its graph part may end with a ## Code Map as the graph block's.",
 			req: sessionRequestJSON{}, resp: compose.SessionBlock{}, status: 200, errs: []int{503}, h: s.handleSessionContext},
 		{method: http.MethodPost, path: "/v1/injection-logs", minRole: auth.RoleAgent, summary: "Record a context injection (recordContextInjection). Every id it names must be an item the caller may read in the log's org and project, else 422 naming the first other one.",
 			req: sessionlog.InjectionLog{}, resp: idResponse{}, status: 201, errs: []int{422}, h: s.handlePostInjectionLog},
@@ -116,7 +116,7 @@ func (s *Server) routeTable() []route {
 
 		{method: http.MethodPost, path: "/v1/context/rag", minRole: auth.RoleAgent, summary: "Graph RAG: hybrid search over observations and nodes, then expansion over chosen predicates.",
 			req: ragRequestJSON{}, resp: compose.RAGBlock{}, status: 200, errs: []int{503}, h: s.handleRAG},
-		{method: http.MethodPost, path: "/v1/context/graph", minRole: auth.RoleAgent, summary: "The ## Knowledge Graph Triplets block of a query (buildGraphContextBlock).",
+		{method: http.MethodPost, path: "/v1/context/graph", minRole: auth.RoleAgent, summary: "The ## Knowledge Graph Triplets block of a query (buildGraphContextBlock), then, for a code graph, a ## Code Map: each file's path, then its ranked symbols as `<line>│ <signature>` (codeMap: true or false asks for it or leaves it out; absent: when the best seeds carry locations).",
 			req: graphContextRequest{}, resp: compose.GraphBlock{}, status: 200, errs: []int{503}, h: s.handleGraphContext},
 	}
 }
