@@ -29,6 +29,8 @@ func contextFlags(fs *flag.FlagSet) body {
 	topK := fs.Int("top-k", compose.DefaultTopK, "seed nodes")
 	depth := fs.Int("depth", compose.DefaultDepth, "neighbourhood depth (0-4)")
 	asJSON := fs.Bool("json", false, "print the whole response as JSON")
+	explain := fs.Bool("explain", false, "with --json: each line's score parts")
+	codeMap := fs.String("code-map", "auto", "a ## Code Map of the block's symbols: auto (when its seeds carry locations), on or off")
 	return func(ctx context.Context, c *call) error {
 		if len(c.args) > 0 {
 			return c.usagef("unexpected argument %q (quote a query of several words: --query \"...\")", c.args[0])
@@ -41,6 +43,15 @@ func contextFlags(fs *flag.FlagSet) body {
 				return c.usagef("--project %q: %v", *project, err)
 			}
 		}
+		var cm *bool
+		switch *codeMap {
+		case "auto":
+		case "on", "off":
+			on := *codeMap == "on"
+			cm = &on
+		default:
+			return c.usagef("--code-map %q: want auto, on or off", *codeMap)
+		}
 		app, err := openData(ctx, *data, readOnly, c.stderr)
 		if err != nil {
 			return err
@@ -51,7 +62,7 @@ func contextFlags(fs *flag.FlagSet) body {
 		b, err := app.Composer.GraphBlock(ctx, compose.GraphRequest{
 			Identity: policy.Identity{AgentID: "cli", OrgID: *org, Role: policy.RoleAgent},
 			Scope:    engine.Tenant{Org: *org, Project: *project}, QueryText: *query,
-			BudgetTokens: *budget, TopK: *topK, Depth: *depth})
+			BudgetTokens: *budget, TopK: *topK, Depth: *depth, Explain: *explain, CodeMap: cm})
 		if err != nil {
 			return err
 		}
