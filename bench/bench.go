@@ -27,7 +27,7 @@ import (
 )
 
 // Scenarios lists the scenario names Run knows.
-var Scenarios = []string{"fb15k", "synthetic", "hnsw", "session", "insession", "rag", "import", "fairwrites"}
+var Scenarios = []string{"fb15k", "synthetic", "hnsw", "session", "insession", "rag", "import", "fairwrites", "code"}
 
 // Config is one run. Zero fields mean defaults.
 type Config struct {
@@ -56,6 +56,8 @@ type Config struct {
 	// Triplets is the size of the fairwrites scenario's bulk import
 	// (default 200,000); Writes its number of small writes (default 20).
 	Triplets, Writes int
+	// Src is the code scenario's Go module directory (default ".").
+	Src string
 	// Seed drives query sampling (default 1).
 	Seed   uint64
 	Logger *slog.Logger
@@ -81,6 +83,9 @@ func (c *Config) defaults() {
 	}
 	if c.BudgetTokens <= 0 {
 		c.BudgetTokens = compose.DefaultBudgetTokens
+		if c.Scenario == "code" {
+			c.BudgetTokens = 750 // a bug_fix session's
+		}
 	}
 	if c.TopK <= 0 {
 		c.TopK = compose.DefaultTopK
@@ -134,6 +139,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return runImport(ctx, cfg)
 	case "fairwrites":
 		return runFairWrites(ctx, cfg)
+	case "code":
+		return runCode(ctx, cfg)
 	}
 	return nil, fmt.Errorf("%w: %q (want one of %v)", ErrUnknownScenario, cfg.Scenario, Scenarios)
 }

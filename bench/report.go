@@ -170,6 +170,8 @@ type BlockStats struct {
 	MeanTriplets   float64 `json:"meanTriplets"`
 	MeanTokens     float64 `json:"meanTokens"`
 	MeanCandidates float64 `json:"meanCandidates"`
+	// MeanSymbols is the code map's symbols per block (code scenario).
+	MeanSymbols float64 `json:"meanSymbols,omitempty"`
 }
 
 // WriteJSON writes r as indented JSON.
@@ -203,6 +205,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if b := r.Blocks; b != nil {
 		fmt.Fprintf(w, "blocks:           %d non-empty, %.1f triplets, %.0f tokens, %.0f candidates on average\n", b.NonEmpty, b.MeanTriplets, b.MeanTokens, b.MeanCandidates)
+		if b.MeanSymbols > 0 {
+			fmt.Fprintf(w, "code map:         %.1f symbols on average\n", b.MeanSymbols)
+		}
 	}
 	for _, h := range r.HNSW {
 		fmt.Fprintf(w, "hnsw %s: %d vectors, %d queries, dim %d; build %.2f s (%.0f inserts/s); exact scan %.1f µs/query\n",

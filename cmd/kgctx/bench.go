@@ -16,13 +16,16 @@ import (
 func benchCmd() *command {
 	return &command{
 		name:    "bench",
-		summary: "run a benchmark scenario: fb15k, synthetic, hnsw, session, insession, rag, import, fairwrites, relevance or cluster",
+		summary: "run a benchmark scenario: fb15k, synthetic, hnsw, session, insession, rag, import, fairwrites, code, relevance or cluster",
 		args:    "[SCENARIO]",
 		about: "Build or load a graph and report p50/p95/p99 latency, throughput, import rate,\n" +
 			"recall and memory. SCENARIO is fb15k (default), synthetic, hnsw, session,\n" +
 			"insession, rag, import or fairwrites (another org's small writes during a\n" +
-			"200k-triplet import); relevance measures what blocks hold on the dev sets\n" +
-			"(MetaQA, FB15k-237 questions, codeloc, LoCoMo) against baselines; cluster\n" +
+			"200k-triplet import), code (a Go module indexed, then code blocks for its doc\n" +
+			"sentences; --src DIR); relevance measures what blocks hold on the dev sets\n" +
+			"(MetaQA, FB15k-237 questions, codeloc, LoCoMo; with --code-src, also\n" +
+			"codeindex: kgctx index of the codeloc repositories against an Aider-style\n" +
+			"repo map) against baselines; cluster\n" +
 			"measures write throughput and block latency of kgctx serve alone, a cluster of\n" +
 			"one node and a cluster of three (processes on loopback) on FB15k-237.",
 		flags: benchFlags,
@@ -43,7 +46,8 @@ func benchFlags(fs *flag.FlagSet) body {
 	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the run, store still open, to this file")
 	var sets stringsFlag
 	fs.Var(&sets, "sets", "relevance: families to run, comma-separated (default: "+strings.Join(relevance.Families, ",")+"; also "+strings.Join(relevance.ExtraFamilies, ",")+")")
-	codeSrc := fs.String("code-src", "", "relevance codeindex: folder of the codeloc repositories' git repositories (DIR/cobra, DIR/chi, DIR/cli, DIR/mux, DIR/zerolog)")
+	codeSrc := fs.String("code-src", "", "relevance: folder of the codeloc repositories' git repositories (DIR/cobra, DIR/chi, DIR/cli, DIR/mux, DIR/zerolog); given, a run without --sets adds the codeindex set")
+	src := fs.String("src", "", "code: the Go module to index (default: the current directory)")
 	questions := fs.Int("questions", relevance.DefaultQuestions, "relevance: questions sampled per set and hop (0: all)")
 	seed := fs.Uint64("seed", 1, "relevance: seed of the samples and of the generated questions' wording")
 	markdown := fs.Bool("markdown", false, "relevance: print the results as markdown tables (bench/README.md)")
@@ -97,7 +101,7 @@ func benchFlags(fs *flag.FlagSet) body {
 			return rep.WriteText(c.stdout)
 		}
 		cfg := bench.Config{Nodes: *nodes, Edges: *edges, Queries: *queries, Workers: *workers,
-			Duration: *duration, Datasets: *datasets, DataDir: *data, Observations: *observations}
+			Duration: *duration, Datasets: *datasets, DataDir: *data, Observations: *observations, Src: *src}
 		if isSet(fs, "triplets") {
 			cfg.Triplets = *triplets
 		}
