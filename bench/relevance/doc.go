@@ -18,6 +18,11 @@
 //     subject and the first body line.
 //   - locomo: the QA items with evidence of the three conversations; each
 //     turn is an observation "[date] speaker: text (shares a photo: ...)".
+//   - codeindex (with Config.CodeSrc; a run without Config.Sets adds it):
+//     codeloc's commits over the graph `kgctx index` makes of each
+//     repository's snapshot (codeindex.go), kgctx's graph and session
+//     blocks at 500, 750 and 1,500 tokens beside BM25 over the same
+//     triplets and an Aider-style repo map of the same source (repomap.go).
 //
 // Metrics (names compared through engine.NormalizeName, relationships
 // through engine.NormalizeRelationship, so surface forms do not count as
@@ -32,6 +37,13 @@
 //     file being reached when its own node, or a node it defines or
 //     contains (an edge file -defines|contains-> node in the repository's
 //     graph), is a source or target of a line.
+//   - codeindex's function recall, file recall and precision
+//     (codeBlockScores) read code maps too: a gold function is named by a
+//     line's endpoint, or by a map line holding its qualified name or, in
+//     its file's section, its bare name; a file by a line, a member, or a
+//     map's file line; precision is the share of a block's lines (triplet
+//     and map lines) naming a gold function or file. Code names compare
+//     exactly (codeloc's "#2" aside).
 //   - evidence recall: the fraction of a QA item's evidence turns whose
 //     observation id is in the block's observation ids (evidence ids that
 //     name no turn are dropped; items left without evidence skipped); also
