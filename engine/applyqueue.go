@@ -21,6 +21,7 @@ type applyQueue struct {
 	cond     *sync.Cond
 	applied  uint64 // highest sequence handed to every indexer
 	queued   uint64 // highest sequence enqueued
+	pending  int    // the work (ChangeSet.work) of the sets queued and not yet applied
 	closed   bool
 	indexers []Indexer // copy-on-write: replaced under mu, read by the worker
 }
@@ -50,6 +51,7 @@ func (s *Store) runApplyQueue() {
 		}
 		q.mu.Lock()
 		q.applied = cs.Seq
+		q.pending -= cs.work()
 		q.cond.Broadcast()
 		q.mu.Unlock()
 		if cs.Seq%64 == 0 {
@@ -68,6 +70,7 @@ func (s *Store) notify(cs *ChangeSet) {
 	q := s.aq
 	q.mu.Lock()
 	q.queued = cs.Seq
+	q.pending += cs.work()
 	q.mu.Unlock()
 	q.ch <- cs
 }
@@ -78,13 +81,23 @@ func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
 	return s.waitQueue(ctx, func(q *applyQueue) bool { return q.applied >= seq })
 }
 
-// waitBacklog blocks until at most n committed change sets wait for the
-// indexers (or the store closes, or ctx ends). A bulk writer calls it
-// before it commits each chunk: a write queues behind every change set
-// before its own, so an import that ran ahead of the indexers would make
-// every other writer wait for the indexing of all it wrote.
-func (s *Store) waitBacklog(ctx context.Context, n uint64) error {
-	return s.waitQueue(ctx, func(q *applyQueue) bool { return q.queued-q.applied <= n })
+// waitRoom blocks until the indexers have room for a change set of the
+// given work (or the store closes, or ctx ends): until the work queued
+// for them plus this set's is at most one chunk's worth of nodes, or
+// nothing is queued. A bulk writer calls it before it commits each chunk:
+// a write queues behind every change set before its own, so an import that
+// ran ahead of the indexers would make every other writer wait for the
+// indexing of all it wrote; a chunk that costs them little (most of its
+// nodes exist) still commits while they work.
+func (s *Store) waitRoom(ctx context.Context, work int) error {
+	_, limit := s.chunks.limits()
+	return s.waitQueue(ctx, func(q *applyQueue) bool { return q.pending == 0 || q.pending+work <= limit })
+}
+
+// work is what applying cs costs the indexers, in documents (at least 1:
+// a set has a fixed cost too).
+func (cs *ChangeSet) work() int {
+	return 1 + len(cs.Upserts) + len(cs.Deletes) + len(cs.ObsUpserts) + len(cs.ObsDeletes)
 }
 
 // waitQueue blocks until done, called with q.mu held, holds.

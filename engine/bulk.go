@@ -25,8 +25,8 @@ import (
 // at most bulkMin triplets (chunkNodes / 2: two nodes a triplet) is
 // always one chunk.
 const (
-	defaultChunkTriplets = 16384
-	defaultChunkNodes    = 2048
+	defaultChunkTriplets = 32768
+	defaultChunkNodes    = 4096
 )
 
 // chunking overrides the chunk bounds (tests); zero fields mean defaults.
@@ -184,10 +184,10 @@ func (r *importRun) step(ctx context.Context) error {
 
 	err := r.prepare(ctx, b)
 	if err == nil && r.bulk {
-		// The chunk commits once the indexers are done with the last
-		// one (it was staged and embedded while they worked on it): a
-		// write that comes after waits for the indexing of one chunk.
-		err = s.waitBacklog(ctx, 0)
+		// The chunk commits once the indexers have room for it (it was
+		// staged and embedded while they worked): a write that comes
+		// after waits for the indexing of one chunk's worth of nodes.
+		err = s.waitRoom(ctx, b.reindexed)
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -444,7 +444,7 @@ func (r *importRun) undo() error {
 		return out
 	}
 	for len(delE)+len(delN)+len(preN)+len(preE) > 0 {
-		if err := s.waitBacklog(bg, 0); err != nil {
+		if err := s.waitRoom(bg, maxN); err != nil {
 			return err
 		}
 		seq, err := func() (uint64, error) {
@@ -617,10 +617,10 @@ func (s *Store) undoObservations(ids, tenants []uint32) error {
 	_, maxN := s.chunks.limits()
 	var last uint64
 	for len(ids) > 0 {
-		if err := s.waitBacklog(bg, 0); err != nil {
+		k := min(maxN, len(ids))
+		if err := s.waitRoom(bg, k); err != nil {
 			return err
 		}
-		k := min(maxN, len(ids))
 		part := ids[:k]
 		ids = ids[k:]
 		seq, err := func() (uint64, error) {

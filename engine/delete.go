@@ -79,18 +79,25 @@ func (s *Store) ClearProject(ctx context.Context, t Tenant) (nodes, edges int, e
 	maxT, maxN := s.chunks.limits()
 	var last uint64
 	for len(ns)+len(es) > 0 {
-		if err := s.waitBacklog(bg, 0); err != nil {
+		if err := s.waitRoom(bg, min(maxN, len(ns))); err != nil {
 			return nodes, edges, err
 		}
 		seq, err := func() (uint64, error) {
 			s.wmu.Lock()
 			defer s.wmu.Unlock()
 			b := s.newBatch(time.Now().UnixNano())
+			// A chunk's nodes take their edges with them: it stops at a
+			// chunk's worth of either.
 			chunk := roaring.New()
-			k := min(maxN, len(ns))
-			for _, n := range ns[:k] {
-				if s.g.nodes[n].live {
+			k, deg := 0, uint64(0)
+			for ; k < len(ns) && k < maxN && deg < uint64(maxT); k++ {
+				if n := ns[k]; s.g.nodes[n].live {
 					chunk.Add(n)
+					for _, b := range []*roaring.Bitmap{s.g.out[n], s.g.in[n]} {
+						if b != nil {
+							deg += b.GetCardinality()
+						}
+					}
 				}
 			}
 			ns = ns[k:]

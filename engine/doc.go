@@ -58,8 +58,8 @@
 // consistent snapshot made of whole batches, and wait at most for one
 // batch's in-memory apply.
 //
-// Imports (bulk.go) commit in chunks of at most 16,384 triplets, cut early
-// once 2,048 nodes need indexing. A chunk takes the writer lock twice: to
+// Imports (bulk.go) commit in chunks of at most 32,768 triplets, cut early
+// once 4,096 nodes need indexing. A chunk takes the writer lock twice: to
 // resolve its names and take its ids, then to commit; in between, without
 // the lock, it reads the stored descriptions it needs and embeds its new
 // nodes (an HTTP embedder may take seconds). It commits only if no batch
@@ -67,12 +67,12 @@
 // generations); otherwise it is staged again and committed in one hold.
 // Other writers get the lock between any two holds, so a one-triplet write
 // of another org waits for one hold of an import, not for the import; and
-// since a bulk import commits a chunk only once the indexers are done with
-// what came before it (it stages and embeds the chunk meanwhile), the
-// write then waits for the indexing of at most one of its chunks (it
-// returns once searches see it).
+// since a bulk import commits a chunk only once the indexers have room for
+// it (the nodes queued for them and the chunk's at most 4,096; it stages
+// and embeds the chunk meanwhile), the write then waits for the indexing
+// of at most one chunk's worth of nodes (it returns once searches see it).
 //
-// An import of more than 1,024 triplets (bulk) is all or nothing across
+// An import of more than 2,048 triplets (bulk) is all or nothing across
 // its chunks. Between chunks it checks ctx and whether the store is
 // closing; when it fails there or in a chunk (ctx done, an embedder error,
 // Close), it undoes its committed chunks before it returns: the nodes and
@@ -89,8 +89,8 @@
 // weight moved meanwhile (feedback) keeps its move. Close waits for the
 // running bulk imports, which stop at their next chunk and undo.
 //
-// AddObservations stores a batch of more than 1,024 the same way, in
-// chunks of 2,048 with the same waits, undone on failure; observations
+// AddObservations stores a batch of more than 2,048 the same way, in
+// chunks of 4,096 with the same waits, undone on failure; observations
 // never merge, so it holds no project. ClearProject deletes a large project
 // in chunks as well, holding the project's import lock, and once started
 // runs to its end (a delete cannot be undone halfway). DeleteNode,

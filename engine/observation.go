@@ -303,7 +303,7 @@ func (s *Store) AddObservations(ctx context.Context, t Tenant, in []ObservationI
 		}
 		vecs, err := s.embedObservations(ctx, chunk)
 		if err == nil && len(chunk) < len(in) {
-			err = s.waitBacklog(ctx, 0) // as Import: embedded while the indexers worked
+			err = s.waitRoom(ctx, len(chunk)) // as Import: embedded while the indexers worked
 		}
 		if err != nil {
 			return fail(err)
