@@ -14,11 +14,17 @@ import (
 // read-your-writes wait for their sequence (waitApplied); Sync waits for
 // everything queued.
 type applyQueue struct {
-	ch   chan *ChangeSet
 	done chan struct{}
+	// ctx is the indexers' context: cancelled when the queue is abandoned,
+	// so that a long Apply (a chunk of HNSW inserts) gives up.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu       sync.Mutex
 	cond     *sync.Cond
+	sets     []*ChangeSet // committed, waiting for the indexers, in order
+	stop     bool         // no more sets will come (Close)
+	abandon  bool         // stop after the set in hand (CloseQuick)
 	applied  uint64 // highest sequence handed to every indexer
 	queued   uint64 // highest sequence enqueued
 	pending  int    // the work (ChangeSet.work) of the sets queued and not yet applied
@@ -31,7 +37,8 @@ type applyQueue struct {
 const applyQueueDepth = 4
 
 func (s *Store) startApplyQueue() {
-	q := &applyQueue{ch: make(chan *ChangeSet, applyQueueDepth), done: make(chan struct{}), applied: s.seq, queued: s.seq}
+	q := &applyQueue{done: make(chan struct{}), applied: s.seq, queued: s.seq}
+	q.ctx, q.cancel = context.WithCancel(context.Background())
 	q.cond = sync.NewCond(&q.mu)
 	s.aq = q
 	go s.runApplyQueue()
@@ -40,12 +47,24 @@ func (s *Store) startApplyQueue() {
 func (s *Store) runApplyQueue() {
 	q := s.aq
 	defer close(q.done)
-	for cs := range q.ch {
+	for {
 		q.mu.Lock()
+		for len(q.sets) == 0 && !q.stop && !q.abandon {
+			q.cond.Wait()
+		}
+		if q.abandon || len(q.sets) == 0 {
+			// Abandoned sets stay in the change log: the indexers replay
+			// them when they are attached at the next open.
+			q.mu.Unlock()
+			return
+		}
+		cs := q.sets[0]
+		q.sets = q.sets[1:]
 		ixs := q.indexers
+		q.cond.Broadcast() // room for a blocked notify
 		q.mu.Unlock()
 		for _, ix := range ixs {
-			if err := ix.Apply(context.Background(), cs); err != nil {
+			if err := ix.Apply(q.ctx, cs); err != nil && q.ctx.Err() == nil {
 				s.log.Error("indexer failed; it will catch up on the next open", "indexer", ix.Name(), "seq", cs.Seq, "err", err)
 			}
 		}
@@ -61,18 +80,33 @@ func (s *Store) runApplyQueue() {
 }
 
 // notify queues a committed change set for the indexers. Called with wmu
-// held, so sets are queued in sequence order; it blocks while the queue is
-// full.
+// held, so sets are queued in sequence order; it blocks while
+// applyQueueDepth sets wait (back-pressure, never dropping).
 func (s *Store) notify(cs *ChangeSet) {
+	s.enqueue(cs, true)
+}
+
+// notifyNoWait queues cs without waiting for room: for an undo, which a
+// person (Ctrl-C) or a request past its deadline waits for, and whose
+// size is bounded by what its import wrote.
+func (s *Store) notifyNoWait(cs *ChangeSet) {
+	s.enqueue(cs, false)
+}
+
+func (s *Store) enqueue(cs *ChangeSet, wait bool) {
 	if cs == nil {
 		return
 	}
 	q := s.aq
 	q.mu.Lock()
+	for wait && len(q.sets) >= applyQueueDepth && !q.abandon {
+		q.cond.Wait()
+	}
 	q.queued = cs.Seq
 	q.pending += cs.work()
+	q.sets = append(q.sets, cs)
+	q.cond.Broadcast()
 	q.mu.Unlock()
-	q.ch <- cs
 }
 
 // waitApplied blocks until every indexer has seen sequence seq (or the
@@ -142,13 +176,23 @@ func (s *Store) attached() []Indexer {
 	return s.aq.indexers
 }
 
-// stopApplyQueue drains the queue and stops its goroutine. Called with wmu held
-// by Close, so no writer can enqueue after it.
-func (s *Store) stopApplyQueue() {
-	close(s.aq.ch)
-	<-s.aq.done
-	s.aq.mu.Lock()
-	s.aq.closed = true
-	s.aq.cond.Broadcast()
-	s.aq.mu.Unlock()
+// stopApplyQueue stops its goroutine: once the queue is drained or, with
+// abandon, once the set in hand is applied (the rest stays in the change
+// log, replayed at the next open). Called with wmu held by Close, so no
+// writer can enqueue after it.
+func (s *Store) stopApplyQueue(abandon bool) {
+	q := s.aq
+	q.mu.Lock()
+	q.stop, q.abandon = true, q.abandon || abandon
+	q.cond.Broadcast()
+	q.mu.Unlock()
+	if abandon {
+		q.cancel()
+	}
+	<-q.done
+	q.cancel()
+	q.mu.Lock()
+	q.closed = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
 }

@@ -443,10 +443,10 @@ func (r *importRun) undo() error {
 		*list = (*list)[k:]
 		return out
 	}
+	// No flow control here: an undo is bounded by what the import wrote,
+	// and a person who pressed Ctrl-C (or a request past its timeout)
+	// waits for it; the indexers apply it after what they have, in order.
 	for len(delE)+len(delN)+len(preN)+len(preE) > 0 {
-		if err := s.waitRoom(bg, maxN); err != nil {
-			return err
-		}
 		seq, err := func() (uint64, error) {
 			s.wmu.Lock()
 			defer s.wmu.Unlock()
@@ -474,7 +474,7 @@ func (r *importRun) undo() error {
 			if err := b.commit(); err != nil {
 				return 0, err
 			}
-			s.notify(b.changeSet())
+			s.notifyNoWait(b.changeSet())
 			return b.seq, nil
 		}()
 		if err != nil {
@@ -484,6 +484,9 @@ func (r *importRun) undo() error {
 	}
 	if err := r.dropDictionaries(); err != nil {
 		return err
+	}
+	if r.o.NoWait {
+		return nil // as the import itself: durable now, searchable soon
 	}
 	return s.waitApplied(bg, last)
 }
@@ -618,9 +621,6 @@ func (s *Store) undoObservations(ids, tenants []uint32) error {
 	var last uint64
 	for len(ids) > 0 {
 		k := min(maxN, len(ids))
-		if err := s.waitRoom(bg, k); err != nil {
-			return err
-		}
 		part := ids[:k]
 		ids = ids[k:]
 		seq, err := func() (uint64, error) {
@@ -638,7 +638,7 @@ func (s *Store) undoObservations(ids, tenants []uint32) error {
 			if err := b.commit(); err != nil {
 				return 0, err
 			}
-			s.notify(b.changeSet())
+			s.notifyNoWait(b.changeSet())
 			return b.seq, nil
 		}()
 		if err != nil {

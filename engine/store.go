@@ -123,22 +123,35 @@ func Open(dir string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// Close flushes and closes the store. Further calls return ErrClosed.
+// Close flushes and closes the store, once the indexers have applied
+// every committed change (unless Abandon stopped them). Further calls
+// return ErrClosed.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return ErrClosed
 	}
+
 	// A running bulk import sees the store closing at its next chunk and
 	// undoes what it wrote, which needs the store open.
 	s.waitBulk()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	s.stopApplyQueue()
+	s.stopApplyQueue(false)
 	s.trimChangeLog()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("engine: close badger: %w", err)
 	}
 	return nil
+}
+
+// Abandon stops the indexers' apply queue without letting them catch up:
+// they finish the change set in hand, and the rest stays in the change
+// log, which they replay when they are attached at the next open. It
+// returns once they have stopped; searches then lag the store until it is
+// reopened. For a process asked to stop (Ctrl-C) after a bulk write:
+// Abandon, close the indexes, then Close.
+func (s *Store) Abandon() {
+	s.stopApplyQueue(true)
 }
 
 // Dim is the store's vector dimension (0 when it holds no vectors).

@@ -194,7 +194,7 @@ func (ix *Index) Apply(ctx context.Context, cs *engine.ChangeSet) error {
 			vecs = append(vecs, d.Vector)
 		}
 	}
-	errs[2] = ix.nodes.applyVectors(ix.st, cs.Seq, ids, vecs, cs.Deletes)
+	errs[2] = ix.nodes.applyVectors(ctx, ix.st, cs.Seq, ids, vecs, cs.Deletes)
 	ids, vecs = ids[:0], vecs[:0]
 	for _, d := range cs.ObsUpserts {
 		if d.Vector != nil {
@@ -202,7 +202,7 @@ func (ix *Index) Apply(ctx context.Context, cs *engine.ChangeSet) error {
 			vecs = append(vecs, d.Vector)
 		}
 	}
-	errs[3] = ix.obs.applyVectors(ix.st, cs.Seq, ids, vecs, cs.ObsDeletes)
+	errs[3] = ix.obs.applyVectors(ctx, ix.st, cs.Seq, ids, vecs, cs.ObsDeletes)
 	wg.Wait()
 	return errors.Join(errs[:]...)
 }

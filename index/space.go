@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -73,13 +74,16 @@ func (sp *space) loadVectors(st *engine.Store, hopts hnsw.Options, eachVector fu
 	if b, err := st.GetAux([]byte(sp.auxWM())); err == nil && len(b) == 8 {
 		sp.vecWM.Store(binary.BigEndian.Uint64(b))
 	}
+	var readErr error // a failure to read the vectors, reported after the load
 	vecs := func(yield func(uint32, []float32) bool) {
-		_ = eachVector(func(id uint32, v []float32) error {
+		if err := eachVector(func(id uint32, v []float32) error {
 			if !yield(id, v) {
 				return errStop
 			}
 			return nil
-		})
+		}); err != nil && !errors.Is(err, errStop) {
+			readErr = err
+		}
 	}
 	next, stop := iter.Pull2(iter.Seq2[uint32, []float32](vecs))
 	defer stop()
@@ -103,6 +107,10 @@ func (sp *space) loadVectors(st *engine.Store, hopts hnsw.Options, eachVector fu
 		})
 	}
 	g, err := hnsw.Load(hopts, meta, nodes, vector)
+	stop() // ends the vector stream, so readErr is final
+	if readErr != nil {
+		return fmt.Errorf("index: read %s vectors: %w", sp.name, readErr)
+	}
 	if err != nil {
 		return fmt.Errorf("index: load %s hnsw: %w", sp.name, err)
 	}
@@ -116,7 +124,12 @@ func (sp *space) watermark() uint64 { return min(sp.vecWM.Load(), sp.txtWM.Load(
 
 // applyVectors inserts the vectors given, deletes dels, then persists the
 // HNSW records that changed and the watermark, in that order.
-func (sp *space) applyVectors(st *engine.Store, seq uint64, ids []uint32, vecs [][]float32, dels []uint32) error {
+//
+// When ctx ends during the inserts (the store abandons its indexers at a
+// quick close) nothing is persisted: the records on disk stay those of the
+// last applied set, and the store's change log replays this one at the
+// next open.
+func (sp *space) applyVectors(ctx context.Context, st *engine.Store, seq uint64, ids []uint32, vecs [][]float32, dels []uint32) error {
 	if seq <= sp.vecWM.Load() {
 		return nil
 	}
@@ -125,7 +138,7 @@ func (sp *space) applyVectors(st *engine.Store, seq uint64, ids []uint32, vecs [
 		if len(ids) < 256 {
 			workers = 1
 		}
-		if err := sp.vec.AddBatch(ids, vecs, workers); err != nil {
+		if err := sp.vec.AddBatchContext(ctx, ids, vecs, workers); err != nil {
 			return fmt.Errorf("index: %s hnsw insert: %w", sp.name, err)
 		}
 	}

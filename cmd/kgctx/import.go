@@ -190,8 +190,15 @@ func importLocal(ctx context.Context, dir string, ten engine.Tenant, files []tri
 	o.Relationships = preds.Set()
 	res, err := tripletio.Load(ctx, app.Store, ten, files, o)
 	// Close makes everything durable before the command reports success
-	// (or how far an interrupted import got).
-	if cerr := app.Close(); err == nil {
+	// (or how far an interrupted import got). Interrupted, it does not wait
+	// for the indexes to catch up: they replay the store's change log at
+	// the next open, and the person who pressed Ctrl-C gets the prompt back
+	// at once.
+	closeApp := app.Close
+	if ctx.Err() != nil {
+		closeApp = app.CloseQuick
+	}
+	if cerr := closeApp(); err == nil {
 		err = cerr
 	}
 	return res, err

@@ -199,3 +199,11 @@ func (a *App) Close() error {
 	err := a.Store.Sync(context.Background())
 	return errors.Join(err, a.Index.Close(), a.Store.Close())
 }
+
+// CloseQuick closes without letting the indexes catch up (engine's
+// Store.Abandon): what they have not applied is replayed from the store's
+// change log at the next open. For a command asked to stop (Ctrl-C).
+func (a *App) CloseQuick() error {
+	a.Store.Abandon()
+	return errors.Join(a.Index.Close(), a.Store.Close())
+}

@@ -1,6 +1,7 @@
 package hnsw
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
@@ -36,6 +37,13 @@ func (g *Graph) Add(id uint32, vec []float32) error {
 // order. If an id appears twice, which of its vectors ends up stored is
 // unspecified when workers > 1.
 func (g *Graph) AddBatch(ids []uint32, vecs [][]float32, workers int) error {
+	return g.AddBatchContext(context.Background(), ids, vecs, workers)
+}
+
+// AddBatchContext is AddBatch that stops between two inserts once ctx is
+// done, returning ctx's error: the vectors inserted so far stay in the
+// graph (the caller, giving up on the batch, discards or re-adds them).
+func (g *Graph) AddBatchContext(ctx context.Context, ids []uint32, vecs [][]float32, workers int) error {
 	if len(ids) != len(vecs) {
 		return fmt.Errorf("add batch: %d ids, %d vectors: %w", len(ids), len(vecs), ErrBatchLength)
 	}
@@ -61,7 +69,7 @@ func (g *Graph) AddBatch(ids []uint32, vecs [][]float32, workers int) error {
 		defer g.putScratch(s)
 		for {
 			i := int(next.Add(1) - 1)
-			if i >= len(ids) {
+			if i >= len(ids) || ctx.Err() != nil {
 				return
 			}
 			mu := g.opLock(ids[i])
@@ -72,14 +80,14 @@ func (g *Graph) AddBatch(ids []uint32, vecs [][]float32, workers int) error {
 	}
 	if workers <= 1 {
 		work()
-		return nil
+		return ctx.Err()
 	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(work)
 	}
 	wg.Wait()
-	return nil
+	return ctx.Err()
 }
 
 func (g *Graph) checkVector(v []float32) error {

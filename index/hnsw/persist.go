@@ -327,6 +327,16 @@ func (g *Graph) loadRecord(s *scratch, id uint32, data []byte, vector func(uint3
 		return nil
 	}
 	v := vector(id)
+	if v == nil {
+		// The store no longer holds the vector: the node was deleted after
+		// this record was saved, and the deletion waits in the store's
+		// change log, replayed after the load. Loaded as a tombstone, as
+		// that replay would leave it.
+		g.fillSlot(ch, slot, g.vec(ch, slot), level)
+		ch.state[slot].Store(stPresent | stLinked | stDeleted | uint32(level))
+		g.tombstones.Add(1)
+		return nil
+	}
 	if err := g.checkVector(v); err != nil {
 		return fmt.Errorf("vector: %w", err)
 	}
