@@ -25,9 +25,9 @@ type applyQueue struct {
 	sets     []*ChangeSet // committed, waiting for the indexers, in order
 	stop     bool         // no more sets will come (Close)
 	abandon  bool         // stop after the set in hand (CloseQuick)
-	applied  uint64 // highest sequence handed to every indexer
-	queued   uint64 // highest sequence enqueued
-	pending  int    // the work (ChangeSet.work) of the sets queued and not yet applied
+	applied  uint64       // highest sequence handed to every indexer
+	queued   uint64       // highest sequence enqueued
+	pending  int          // the work (ChangeSet.work) of the sets queued and not yet applied
 	closed   bool
 	indexers []Indexer // copy-on-write: replaced under mu, read by the worker
 }

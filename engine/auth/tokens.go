@@ -401,4 +401,3 @@ func (s *Store) load() error {
 		return nil
 	})
 }
-
