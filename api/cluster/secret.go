@@ -8,8 +8,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"os"
+
+	"github.com/kgctx/kgctx/internal/secretfile"
 )
 
 // MinSecretBytes is the least length of a cluster secret.
@@ -26,27 +26,9 @@ var ErrSecretMismatch = errors.New("cluster: the cluster secret differs")
 // its owner may read (mode & 0o077 == 0), holding at least MinSecretBytes
 // bytes (one trailing newline is not part of it).
 func ReadSecret(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	b, err := secretfile.Read(path, maxSecretBytes)
 	if err != nil {
 		return nil, fmt.Errorf("cluster secret: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("cluster secret: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("cluster secret: %s is not a regular file", path)
-	}
-	if p := fi.Mode().Perm(); p&0o077 != 0 {
-		return nil, fmt.Errorf("cluster secret: %s can be read by group or others (mode %04o); make it private: chmod 600 %s", path, p, path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxSecretBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("cluster secret: %w", err)
-	}
-	if len(b) > maxSecretBytes {
-		return nil, fmt.Errorf("cluster secret: %s is over %d bytes", path, maxSecretBytes)
 	}
 	b, _ = bytes.CutSuffix(b, []byte("\n"))
 	return checkSecret(b, path)

@@ -20,6 +20,7 @@ import (
 	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/index/embed"
+	"github.com/kgctx/kgctx/internal/secretfile"
 )
 
 func serveCmd() *command {
@@ -224,11 +225,11 @@ func adminSecret(flagToken, file string, stderr io.Writer) (string, error) {
 	case file != "" && flagToken != "":
 		return "", errors.New("give --admin-token or --admin-token-file, not both")
 	case file != "":
-		b, err := readSecretFile(file)
+		b, err := secretfile.Read(file, 64<<10)
 		if err != nil {
 			return "", fmt.Errorf("--admin-token-file: %w", err)
 		}
-		secret, from = string(b), "--admin-token-file "+file
+		secret, from = string(bytes.TrimSpace(b)), "--admin-token-file "+file
 	case flagToken != "":
 		fmt.Fprintln(stderr, "kgctx serve: warning: --admin-token is visible to every user of this machine (ps); prefer $KGCTX_ADMIN_TOKEN or --admin-token-file")
 		secret, from = flagToken, "--admin-token"
@@ -240,31 +241,6 @@ func adminSecret(flagToken, file string, stderr io.Writer) (string, error) {
 		return "", fmt.Errorf("the operator token of %s has %d characters; at least %d are needed (for example: openssl rand -hex 24)", from, len(secret), auth.MinSecretLen)
 	}
 	return secret, nil
-}
-
-// readSecretFile reads a secret from a file that no one but its owner may
-// read (mode 0600 or stricter).
-func readSecretFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("%s can be read by others (mode %04o); make it private with chmod 600 %s", path, fi.Mode().Perm(), path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
-	if err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(b), nil
 }
 
 // bootstrap makes sure an operator can get in: the given token (flag, file
