@@ -98,6 +98,3 @@ func SanitizedLen(s string, maxRunes int) int {
 // Tokens estimates tokens as ceil(code points / 4), the references'
 // heuristic (no tokenizer dependency).
 func Tokens(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
-
-// tokensOf converts a code point count to tokens.
-func tokensOf(runes int) int { return (runes + 3) / 4 }

@@ -89,19 +89,6 @@ func appendNameKey(dst []byte, name string, exact bool) []byte {
 	return AppendNormalizedName(dst, name)
 }
 
-// newCodeInfo is the code part of a record from an import's fields (nil
-// when neither is given).
-func newCodeInfo(l *Location, sig string) *codeInfo {
-	if l == nil && sig == "" {
-		return nil
-	}
-	c := &codeInfo{sig: sig}
-	if l != nil {
-		c.file, c.line, c.endLine = l.File, uint32(l.Line), uint32(max(l.EndLine, l.Line))
-	}
-	return c
-}
-
 // mergeCode is old with what an import gives replacing what it names: a
 // location, a signature (each kept when the import omits it). It returns
 // old itself when nothing changes: records share their codeInfo and never

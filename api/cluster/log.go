@@ -28,8 +28,6 @@ import (
 // StreamName and Subject name a shard's stream and its write subject.
 func StreamName(cluster, shard string) string { return "kgctx_" + cluster + "_" + shard }
 
-// shardOfStream is the shard a StreamName names.
-func shardOfStream(stream string) string   { return stream[strings.LastIndexByte(stream, '_')+1:] }
 func Subject(cluster, shard string) string { return "kgctx." + cluster + "." + shard + ".w" }
 
 // notifySubject is where a publisher tells the appliers the sequence a

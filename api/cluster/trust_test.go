@@ -598,12 +598,12 @@ func TestSplitWrites(t *testing.T) {
 	}
 	third := len(data) / 3
 	p0, p1, p2 := data[:third], data[third:2*third], data[2*third:]
-	last := part("w-nofirst", 1, 3, len(data), p1) // no part 0
+	part("w-nofirst", 1, 3, len(data), p1) // no part 0
 	part("w-mismatch", 0, 3, len(data), p0)
-	last = part("w-mismatch", 1, 2, len(data), p1) // another count
-	last = part("w-huge", 0, 3, 2<<20, p0)         // over the bound
+	part("w-mismatch", 1, 2, len(data), p1) // another count
+	part("w-huge", 0, 3, 2<<20, p0)         // over the bound
 	part("w-size", 0, 2, len(data), p0)
-	last = part("w-size", 1, 2, len(data), p1) // short of its size
+	last := part("w-size", 1, 2, len(data), p1) // short of its size
 	waitApplied(t, n, "s0", last)
 	if got := snapshot(t, app.Store, engine.Tenant{Org: ten.Org, Project: "q"}); len(got) != 0 {
 		t.Fatalf("parts out of place applied: %v", got)
