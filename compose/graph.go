@@ -34,7 +34,6 @@ const (
 	DefaultDepth        = 2
 )
 
-// Composer builds blocks from a store, its seed index and a PEP.
 // SessionWrites carries the session state a block or an in-session
 // inject records.
 type SessionWrites interface {
@@ -56,6 +55,7 @@ func (c *Composer) enqueue(ctx context.Context, in delivery.Inject) (delivery.In
 	return c.Delivery.Enqueue(in, time.Now())
 }
 
+// Composer builds blocks from a store, its seed index and a PEP.
 type Composer struct {
 	Store *engine.Store
 	// Logs keeps the injection logs of session blocks; Delivery queues the

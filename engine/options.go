@@ -102,9 +102,11 @@ type ChangeSet struct {
 }
 
 // Indexer is a derived index kept in step with the store (text, vector).
-// Apply is called after each batch commits, in Seq order, with the store's
-// writer lock held; it must be idempotent, because after a crash the store
-// replays every change set above the indexer's Watermark.
+// Apply is called after each batch commits, in Seq order, by the store's
+// apply queue (one goroutine, never two Applies at once, without the
+// writer lock: the next batch may commit meanwhile); it must be
+// idempotent, because after a crash the store replays every change set
+// above the indexer's Watermark.
 type Indexer interface {
 	Name() string
 	Apply(ctx context.Context, cs *ChangeSet) error

@@ -1,8 +1,12 @@
 // Package index is kgctx's seed search: it keeps a vector index (our HNSW,
 // subpackage hnsw) and a BM25 full-text index (bleve, subpackage text) in
-// step with the engine's nodes, and turns a query text into the topK nodes
-// of a scope by reciprocal rank fusion (subpackage fuse) of both rankings.
-// Embedders live in subpackage embed.
+// step with the engine's nodes and observations, and turns a query text
+// into the topK nodes of a scope by fusing both rankings. The fusion is
+// reciprocal rank fusion (subpackage fuse) by default; Query.Scores asks
+// for score fusion instead (BM25 scores divided by the best, plus the
+// weighted cosine similarities), which keeps the gaps of each ranking: the composer's graph,
+// session and RAG blocks all search that way. Embedders live in subpackage
+// embed.
 //
 // # Consistency
 //
@@ -19,7 +23,10 @@
 //
 // Search is safe for concurrent use, and concurrent with Apply (HNSW and
 // bleve both support concurrent reads and writes). Apply is called by the
-// store with its writer lock held, one at a time.
+// store's apply queue, one goroutine that hands it the committed change
+// sets one at a time in sequence order, without the writer lock: a writer
+// goes on with its next batch while the last one is indexed, and readers
+// that need their writes wait for the queue (read-your-writes).
 //
 // # Memory ownership
 //

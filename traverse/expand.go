@@ -47,7 +47,7 @@ type Candidate struct {
 }
 
 // Expand walks from seeds over v and appends every candidate edge to
-// dst[:0], unordered (see Rank). Seeds that are not live nodes are ignored;
+// dst[:0], unordered (Less orders them; NewRanker pops them best first). Seeds that are not live nodes are ignored;
 // a seed listed twice keeps its best score.
 func Expand(v *engine.View, seeds []Seed, opts Options, dst []Candidate) []Candidate {
 	o := opts.withDefaults()

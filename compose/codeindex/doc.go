@@ -1,6 +1,6 @@
-// Package codeindex turns a Go module into triplets with the standard
-// library alone (go/parser, go/types), no LLM and no network: `kgctx
-// index`.
+// Package codeindex turns a Go module into triplets with go/parser and
+// go/types (and golang.org/x/tools' export-data codec for its cache of
+// imported packages' declarations), no LLM and no network: `kgctx index`.
 //
 // Nodes are the module's packages, files, functions, methods, types and
 // interfaces, named as a reader writes them: pkg.Func, pkg.Type.Method,
