@@ -163,9 +163,7 @@ func TestRunLoCoMo(t *testing.T) {
 // kgctx and the baselines the same blocks and numbers (latencies aside),
 // though each run imports the sets into fresh apps (HNSW built by
 // parallel workers, bleve segments merged as they come). Run it with
-// -cpu 1,2,4 to vary the parallelism too. (kgctx's rows were once left
-// out: observations were ranked by rank fusion, whose ties fell by
-// the order the two rankings happened to list equal scores.)
+// -cpu 1,2,4 to vary the parallelism too.
 func TestRunIsDeterministic(t *testing.T) {
 	t.Parallel()
 	dir := devSets(t, "locomo")
