@@ -48,6 +48,13 @@
 //     observation id is in the block's observation ids (evidence ids that
 //     name no turn are dropped; items left without evidence skipped); also
 //     per LoCoMo category.
+//   - precision (every set; the last column): the share of a block's items
+//     that hold gold, NaN for an empty block (counted apart): MetaQA, the
+//     lines with a gold answer as an endpoint; FB15k, the lines that are
+//     gold triplets; codeloc, the lines with an endpoint that is a gold
+//     function, a gold file or a node a gold file defines or contains;
+//     LoCoMo, the evidence observations among the block's lines and
+//     observations; codeindex as above.
 //   - tokens: ceil(code points / 4) of the block; latency p50/p99 of
 //     composing one block in process (a baseline's is its ranking plus its
 //     rendering at that budget).

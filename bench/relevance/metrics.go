@@ -155,6 +155,70 @@ func evidenceRecall(q *question, b *blockOut) float64 {
 	return fraction(q.Evidence, func(id string) bool { return slices.Contains(b.ObsIDs, id) })
 }
 
+// precision is the share of a block's items (its triplet lines, then its
+// observations) for which holds says true, given the item's line or
+// observation id: what share of the block is gold. NaN for an empty block
+// (it has no share to measure; the empty count reports it).
+func precision(b *blockOut, line func(line) bool, obs func(string) bool) float64 {
+	n := len(b.Lines) + len(b.ObsIDs)
+	if n == 0 {
+		return math.NaN()
+	}
+	hits := 0
+	for _, l := range b.Lines {
+		if line != nil && line(l) {
+			hits++
+		}
+	}
+	for _, id := range b.ObsIDs {
+		if obs != nil && obs(id) {
+			hits++
+		}
+	}
+	return float64(hits) / float64(n)
+}
+
+// answerPrecision: the share of lines with a gold answer as an endpoint.
+func answerPrecision(q *question, b *blockOut) float64 {
+	ans := make(map[string]bool, len(q.Answers))
+	for _, a := range q.Answers {
+		ans[engine.NormalizeName(a)] = true
+	}
+	return precision(b, func(l line) bool {
+		return ans[engine.NormalizeName(l.Src)] || ans[engine.NormalizeName(l.Dst)]
+	}, nil)
+}
+
+// triplePrecision: the share of lines that are gold triplets.
+func triplePrecision(q *question, b *blockOut) float64 {
+	return precision(b, func(l line) bool { return slices.Contains(q.Gold, gold(l.Src, l.Rel, l.Dst)) }, nil)
+}
+
+// codePrecision: the share of lines with an endpoint that is a gold
+// function, a gold file or a node a gold file defines or contains (names
+// normalised, as codeScores compares them).
+func codePrecision(q *question, b *blockOut) float64 {
+	named := map[string]bool{}
+	for _, f := range q.Funcs {
+		named[engine.NormalizeName(f)] = true
+	}
+	for _, f := range q.Files {
+		named[f.Key] = true
+		for _, m := range f.Members {
+			named[m] = true
+		}
+	}
+	return precision(b, func(l line) bool {
+		return named[engine.NormalizeName(l.Src)] || named[engine.NormalizeName(l.Dst)]
+	}, nil)
+}
+
+// evidencePrecision: the share of a block's items (triplet lines and
+// observations) that are evidence observations.
+func evidencePrecision(q *question, b *blockOut) float64 {
+	return precision(b, nil, func(id string) bool { return slices.Contains(q.Evidence, id) })
+}
+
 // duplicateLines reports whether a block repeats a triplet line or an
 // observation.
 func duplicateLines(b *blockOut) bool {

@@ -462,11 +462,11 @@ func runMetaQA(ctx context.Context, cfg *Config, dir string) ([]SetResult, error
 			return nil, err
 		}
 		idx := pick(len(all), cfg.Questions, cfg.Seed, uint64(100+hop))
-		s := &set{name: fmt.Sprintf("metaqa-%dhop", hop), family: "metaqa", metrics: []string{"answer hit", "answer recall"},
+		s := &set{name: fmt.Sprintf("metaqa-%dhop", hop), family: "metaqa", metrics: []string{"answer hit", "answer recall", "precision"},
 			data: fmt.Sprintf("MetaQA KB (%d triplets), %d of %d %d-hop dev questions", len(kb), len(idx), len(all), hop),
 			score: func(q *question, b *blockOut) []float64 {
 				h, r := answerScores(q, b)
-				return []float64{h, r}
+				return []float64{h, r, answerPrecision(q, b)}
 			}}
 		reach := 0
 		for _, i := range idx {
@@ -518,11 +518,11 @@ func runFB15k(ctx context.Context, cfg *Config, dir string) ([]SetResult, error)
 			gold = "path hit"
 		}
 		for _, para := range []bool{false, true} {
-			s := &set{name: fmt.Sprintf("fb15k-%dhop", g.hop), family: "fb15k", metrics: []string{gold, "answer hit"},
+			s := &set{name: fmt.Sprintf("fb15k-%dhop", g.hop), family: "fb15k", metrics: []string{gold, "answer hit", "precision"},
 				data: fmt.Sprintf("FB15k-237 train (%d triplets), %d generated %d-hop questions", len(f.Triplets), len(g.qs), g.hop),
 				score: func(q *question, b *blockOut) []float64 {
 					h, _ := answerScores(q, b)
-					return []float64{tripletsHit(q, b), h}
+					return []float64{tripletsHit(q, b), h, triplePrecision(q, b)}
 				}}
 			if para {
 				s.name += "-para"
@@ -586,11 +586,11 @@ func runCodeloc(ctx context.Context, cfg *Config, dir string) ([]SetResult, erro
 		}
 	}
 	idx := pick(len(all), cfg.Questions, cfg.Seed, 300)
-	s := &set{name: "codeloc", family: "codeloc", metrics: []string{"function recall", "file recall"},
+	s := &set{name: "codeloc", family: "codeloc", metrics: []string{"function recall", "file recall", "precision"},
 		data: fmt.Sprintf("codeloc: %d repositories (%d triplets), %d of %d commits (%s)", len(repos), triplets, len(idx), len(all), strings.Join(desc, ", ")),
 		score: func(q *question, b *blockOut) []float64 {
 			fn, file := codeScores(q, b)
-			return []float64{fn, file}
+			return []float64{fn, file, codePrecision(q, b)}
 		}}
 	for _, i := range idx {
 		s.qs = append(s.qs, all[i])
@@ -674,6 +674,7 @@ func runLoCoMo(ctx context.Context, cfg *Config, dir string) ([]SetResult, error
 	}
 	idx := pick(len(all), cfg.Questions, cfg.Seed, 400)
 	metrics := append([]string{"evidence recall"}, locomoCategories...)
+	metrics = append(metrics, "precision")
 	s := &set{name: "locomo", family: "locomo", metrics: metrics,
 		data: fmt.Sprintf("LoCoMo: %d conversations (%d turns as observations), %d of %d QA items with evidence", len(convs), turns, len(idx), len(all)),
 		score: func(q *question, b *blockOut) []float64 {
@@ -682,7 +683,7 @@ func runLoCoMo(ctx context.Context, cfg *Config, dir string) ([]SetResult, error
 			for c := range locomoCategories {
 				out = append(out, nanIf(q.Category == c+1, r))
 			}
-			return out
+			return append(out, evidencePrecision(q, b))
 		}}
 	if noEvidence > 0 || unknown > 0 {
 		s.notes = append(s.notes, fmt.Sprintf("%d QA items without evidence skipped; %d evidence ids name no turn and were dropped", noEvidence, unknown))
