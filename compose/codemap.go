@@ -88,7 +88,7 @@ type CodeSymbol struct {
 	Explain        *ScoreParts `json:"explain,omitempty"`
 
 	node uint32
-	cand traverse.Candidate
+	cand entry
 }
 
 // CodeMapMode says whether a block has a code map.
@@ -244,7 +244,7 @@ func (m *codeMapBuf) minCost(v *engine.View, c *traverse.Candidate) int {
 // add puts node n in the map when its entry fits room code points; it
 // returns the code points added (0: not added, or already there) and the
 // symbol's index in syms, which it appends to.
-func (m *codeMapBuf) add(v *engine.View, n uint32, room int, syms *[]CodeSymbol, c *traverse.Candidate) int {
+func (m *codeMapBuf) add(v *engine.View, n uint32, room int, syms *[]CodeSymbol, c *entry) int {
 	if m.nodes[n] {
 		return 0
 	}

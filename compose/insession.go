@@ -528,13 +528,8 @@ func (in *Injector) match(ctx context.Context, ev Event, cfg InSessionConfig, de
 			if err := c.prepareGraph(ctx, v, greq, sc, g); err != nil {
 				return err
 			}
-			if ev.Explain {
-				sc.walk = append(sc.walk[:0], sc.cands...)
-			}
 			c.renderGraph(v, ev.Identity, sc, g, room)
-			if ev.Explain {
-				c.explain(v, sc, g.Triplets)
-			}
+			c.finishGraph(v, sc, ev.Explain, g)
 		}
 		parts := make([]string, 0, 2)
 		if obsBlock != "" {

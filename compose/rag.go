@@ -213,16 +213,14 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 		opts.Depth = req.MaxTraversalDepth
 		opts.Rels = rels
 		opts.Query = query
-		sc.cands = traverse.Expand(v, sc.tseeds, opts, sc.cands)
-		if req.Explain {
-			sc.walk = append(sc.walk[:0], sc.cands...)
-		}
+		sc.walk = traverse.Expand(v, sc.tseeds, opts, sc.walk)
+		sc.cands = entries(sc.cands, sc.walk)
 		seeds := map[uint32]bool{}
 		for _, s := range sc.tseeds {
 			seeds[s.Node] = true
 		}
 		reached := map[uint32]bool{}
-		r := traverse.NewRanker(sc.cands)
+		r := traverse.RankerOf(sc.cands, lessEntry)
 		for len(out.Expanded) < req.MaxExpansionResults {
 			cand, ok := r.Next()
 			if !ok {
@@ -240,7 +238,7 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 			e := RAGExpanded{Node: v.NodeName(node), Predicate: v.RelName(cand.Rel),
 				Origin: v.NodeName(cand.From), Score: cand.Importance, NodeID: v.NodeID(node), OriginID: v.NodeID(cand.From)}
 			if req.Explain {
-				e.Explain = c.scoreParts(v, sc, &cand)
+				e.Explain = c.scoreParts(v, sc, &cand.Candidate, 0)
 			}
 			out.Expanded = append(out.Expanded, e)
 		}

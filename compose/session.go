@@ -286,16 +286,13 @@ func (c *Composer) composeSession(ctx context.Context, req SessionRequest, mem M
 			return err
 		}
 		greq := GraphRequest{Identity: req.Identity, Scope: req.Scope, QueryText: out.QueryText, TopK: DefaultTopK, Depth: DefaultDepth}
-		// The graph part first gets its share. A render consumes the
-		// candidates, so a copy is kept for the second render below.
+		// The graph part first gets its share; it may be rendered again
+		// below (sc.keep).
 		shareRoom := int(float64(total) * share)
 		if graphOn {
+			sc.keep = true
 			if err := c.prepareGraph(ctx, v, greq, sc, g); err != nil {
 				return err
-			}
-			sc.orig = append(sc.orig[:0], sc.cands...)
-			if req.Explain {
-				sc.walk = append(sc.walk[:0], sc.cands...)
 			}
 			c.renderGraph(v, req.Identity, sc, g, shareRoom)
 		}
@@ -316,12 +313,10 @@ func (c *Composer) composeSession(ctx context.Context, req SessionRequest, mem M
 			final -= utf8.RuneCountInString(obsBlock) + 2
 		}
 		if graphOn && final > shareRoom && len(g.Triplets)+len(g.CodeMap) < g.Candidates {
-			sc.cands = append(sc.cands[:0], sc.orig...)
 			c.renderGraph(v, req.Identity, sc, g, final)
 		}
+		c.finishGraph(v, sc, req.Explain, g)
 		if req.Explain {
-			c.explain(v, sc, g.Triplets)
-			c.explainMap(v, sc, g.CodeMap)
 			x := &SessionExplain{Observations: []ObservationScore{}, Triplets: g.Triplets}
 			for _, id := range obsIDs {
 				for _, o := range obs {

@@ -58,7 +58,7 @@
 // reset by epoch, so a warm call allocates nothing per candidate. The
 // returned slice is the caller's: it is dst[:0], grown, so dst's old
 // contents are overwritten, and the caller may change the candidates (the
-// composer marks Spread, Len and Stale). Candidate ids are the View's
+// composer copies them into its own render records). Candidate ids are the View's
 // dense ids: the View passed in must stay valid while the result is used
 // with it. A Query is read by one Expand at a time (its Rel may memoise);
 // a Ranker belongs to one goroutine. Options.Validate reports fields out

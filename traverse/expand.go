@@ -35,20 +35,16 @@ type Candidate struct {
 	// Query.AsideFactor).
 	EdgeF  float32
 	Parent int32
-	// Spread is the candidate's rank among its seed's when a block shared
-	// its budget among seeds (see compose); Len the code points of its
-	// line, once a block measured it (0: not yet).
-	Spread, Len uint16
-	// Stale marks a candidate a block already lowered once (see compose);
-	// Lent one whose importance is a longer path's (the walk's lending);
-	// Gain one whose relationship or far end explains a query word its
-	// path had not.
-	Stale, Lent, Gain bool
+	// Lent marks a candidate whose importance is a longer path's (the
+	// walk's lending); Gain one whose relationship or far end explains a
+	// query word its path had not.
+	Lent, Gain bool
 }
 
 // Expand walks from seeds over v and appends every candidate edge to
-// dst[:0], unordered (Less orders them; NewRanker pops them best first). Seeds that are not live nodes are ignored;
-// a seed listed twice keeps its best score.
+// dst[:0], unordered (Less orders them; NewRanker pops them best first).
+// Seeds that are not live nodes are ignored; a seed listed twice keeps
+// its best score.
 func Expand(v *engine.View, seeds []Seed, opts Options, dst []Candidate) []Candidate {
 	o := opts.withDefaults()
 	sc := getScratch(v.NodeCap())

@@ -13,28 +13,38 @@ func Less(a, b *Candidate) bool {
 	return a.Edge < b.Edge
 }
 
-// Ranker yields candidates best first without sorting them all: a binary
-// heap built in linear time, popped lazily, so a block that fills its
-// budget after 40 triplets pays for 40 pops, not for sorting thousands.
-// It reorders the slice it is given.
-type Ranker struct{ h []Candidate }
+// Ranker yields items best first without sorting them all: a binary heap
+// built in linear time, popped lazily, so a block that fills its budget
+// after 40 triplets pays for 40 pops, not for sorting thousands. It
+// reorders the slice it is given. T is a Candidate (NewRanker) or a
+// caller's record of one, ordered by the caller's less (RankerOf): the
+// composer ranks its render entries so.
+type Ranker[T any] struct {
+	h    []T
+	less func(a, b *T) bool
+}
 
-// NewRanker heapifies cands in place.
-func NewRanker(cands []Candidate) Ranker {
-	r := Ranker{h: cands}
-	for i := len(cands)/2 - 1; i >= 0; i-- {
+// NewRanker heapifies cands in place, in Less's order.
+func NewRanker(cands []Candidate) Ranker[Candidate] { return RankerOf(cands, Less) }
+
+// RankerOf heapifies items in place in less's order (less(a, b): a comes
+// first).
+func RankerOf[T any](items []T, less func(a, b *T) bool) Ranker[T] {
+	r := Ranker[T]{h: items, less: less}
+	for i := len(items)/2 - 1; i >= 0; i-- {
 		r.down(i)
 	}
 	return r
 }
 
-// Len is the number of candidates not yet popped.
-func (r *Ranker) Len() int { return len(r.h) }
+// Len is the number of items not yet popped.
+func (r *Ranker[T]) Len() int { return len(r.h) }
 
-// Next pops the best remaining candidate.
-func (r *Ranker) Next() (Candidate, bool) {
+// Next pops the best remaining item.
+func (r *Ranker[T]) Next() (T, bool) {
 	if len(r.h) == 0 {
-		return Candidate{}, false
+		var zero T
+		return zero, false
 	}
 	top := r.h[0]
 	last := len(r.h) - 1
@@ -46,7 +56,7 @@ func (r *Ranker) Next() (Candidate, bool) {
 	return top, true
 }
 
-func (r *Ranker) down(i int) {
+func (r *Ranker[T]) down(i int) {
 	h := r.h
 	n := len(h)
 	for {
@@ -55,10 +65,10 @@ func (r *Ranker) down(i int) {
 			return
 		}
 		best := l
-		if rr := l + 1; rr < n && Less(&h[rr], &h[l]) {
+		if rr := l + 1; rr < n && r.less(&h[rr], &h[l]) {
 			best = rr
 		}
-		if !Less(&h[best], &h[i]) {
+		if !r.less(&h[best], &h[i]) {
 			return
 		}
 		h[i], h[best] = h[best], h[i]
@@ -66,14 +76,14 @@ func (r *Ranker) down(i int) {
 	}
 }
 
-// Push adds c (a candidate popped earlier, typically with a lowered
-// Importance) back into the ranker.
-func (r *Ranker) Push(c Candidate) {
-	r.h = append(r.h, c)
+// Push adds x (an item popped earlier, typically with a lowered
+// importance) back into the ranker.
+func (r *Ranker[T]) Push(x T) {
+	r.h = append(r.h, x)
 	i := len(r.h) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !Less(&r.h[i], &r.h[p]) {
+		if !r.less(&r.h[i], &r.h[p]) {
 			return
 		}
 		r.h[i], r.h[p] = r.h[p], r.h[i]
@@ -81,9 +91,9 @@ func (r *Ranker) Push(c Candidate) {
 	}
 }
 
-// Rest returns the candidates not yet popped, in no particular order, and
+// Rest returns the items not yet popped, in no particular order, and
 // empties the ranker. The slice aliases the ranker's.
-func (r *Ranker) Rest() []Candidate {
+func (r *Ranker[T]) Rest() []T {
 	rest := r.h
 	r.h = r.h[:0]
 	return rest

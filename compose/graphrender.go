@@ -1,0 +1,243 @@
+package compose
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/policy"
+	"github.com/kgctx/kgctx/traverse"
+)
+
+// entry is a walk candidate as a block renders it: the candidate, its
+// rank among its seed's candidates when the budget is spread among seeds
+// (spread, for explain), the code points of its line once measured (len,
+// 0 until then) and whether novelty lowered it already (stale).
+type entry struct {
+	traverse.Candidate
+	spread, len uint16
+	stale       bool
+}
+
+// entries makes the render entries of cands in dst[:0].
+func entries(dst []entry, cands []traverse.Candidate) []entry {
+	dst = slices.Grow(dst[:0], len(cands))
+	for i := range cands {
+		dst = append(dst, entry{Candidate: cands[i]})
+	}
+	return dst
+}
+
+// lessEntry is traverse.Less on entries.
+func lessEntry(a, b *entry) bool { return traverse.Less(&a.Candidate, &b.Candidate) }
+
+// novelty is the factor of a line whose two ends the block already shows.
+const novelty = 0.5
+
+// lineOverhead is the code points of a line besides its three names:
+// "\n- " and two " → ".
+const lineOverhead = 3 + 3 + 3
+
+// TripletLine renders one triplet as the graph block renders it, "- src →
+// rel → dst", untrusted names sanitised and a leading block marker of the
+// source escaped: for tools that show triplets outside a block.
+func TripletLine(src, rel, dst string) string {
+	var ln lineBuf
+	graphLine(&ln, src, rel, dst)
+	return string(ln.b)
+}
+
+// graphLine renders one triplet line, "- src → rel → dst", into ln; src
+// starts the list item's content, so a leading block marker of it is
+// escaped.
+func graphLine(ln *lineBuf, src, rel, dst string) (s, r, d part) {
+	ln.reset()
+	ln.lit("- ")
+	s = ln.text(src, MaxNameRunes)
+	ln.lit(" → ")
+	r = ln.text(rel, MaxNameRunes)
+	ln.lit(" → ")
+	d = ln.text(dst, MaxNameRunes)
+	return s, r, d
+}
+
+// render walks candidates best first and fills the block. It consumes
+// sc.cands.
+//
+// While lines fit, candidates come off a heap in importance order. The first
+// line that does not fit ends that phase: the room left can only shrink, so
+// every candidate whose line is longer than the room now can never fit, and
+// one linear pass keeps the others; those few are then sorted and tried in
+// importance order. The result is the one a loop over every candidate in
+// importance order would give (skip what does not fit, or is denied, or
+// repeats a line already in the block; continue), without popping
+// thousands of candidates off the heap.
+//
+// With a code map (sc.codeMap), a containment candidate whose target has a
+// location becomes that node's map entry instead of a line (codemap.go); a
+// map entry is measured by its least cost (its symbol line) before it is
+// tried, which only falls as the map grows, so the same pass holds.
+func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, out *GraphBlock, limit int) {
+	pr := c.PEP.NewRequest(id, policy.VerbRead)
+	defer pr.Release()
+	bb := &sc.blk
+	bb.reset()
+	cm := &sc.cmap
+	cm.reset(v, sc.codeMap)
+	const minLine = lineOverhead + 3 // the shortest line: one-character names
+	minEntry := minLine
+	if cm.on {
+		minEntry = 3 // a map's shortest entry: a one-character path and its colon
+	}
+	if bb.sectionCost(GraphHeader)+minEntry > limit {
+		return
+	}
+	bb.section(GraphHeader)
+	used := func() int { return bb.runes + cm.runes }
+	var policyTime time.Duration
+	allow := func(n uint32) bool {
+		t := time.Now()
+		ok := allowNode(pr, v, n)
+		policyTime += time.Since(t)
+		return ok
+	}
+	// lineLen is the code points a candidate's line adds, newline included,
+	// from the cached name lengths (the source takes its escape); for a map
+	// entry, its least cost.
+	lineLen := func(cand *entry) int {
+		if cand.len == 0 {
+			if cm.takes(v, &cand.Candidate) {
+				cand.len = uint16(min(cm.minCost(v, &cand.Candidate), math.MaxUint16))
+				return int(cand.len)
+			}
+			src, esc := c.nameLens.get(cand.Src, v.NodeName)
+			rel, _ := c.relLens.get(cand.Rel, v.RelName)
+			dst, _ := c.nameLens.get(cand.Dst, v.NodeName)
+			cand.len = uint16(min(lineOverhead+src+esc+rel+dst, math.MaxUint16))
+		}
+		return int(cand.len)
+	}
+	// fits says whether a candidate's line fits room; names take at least
+	// a code point each, so the relationship's cached length alone
+	// rules most lines out near the end of the budget without touching
+	// the names (each a cache miss at a million nodes).
+	fits := func(cand *entry, room int) bool {
+		if cand.len == 0 && !cm.on {
+			if rel, _ := c.relLens.get(cand.Rel, v.RelName); lineOverhead+rel+2 > room {
+				return false
+			}
+		}
+		return lineLen(cand) <= room
+	}
+	shown := sc.shown
+	if shown == nil {
+		shown = map[uint32]bool{}
+		sc.shown = shown
+	}
+	clear(shown)
+	// add checks the policy on both endpoints, then renders the line.
+	add := func(cand *entry, n int) {
+		if !allow(cand.Src) || !allow(cand.Dst) {
+			out.Denied++
+			return
+		}
+		ln := &sc.ln
+		s, r, d := graphLine(ln, v.NodeName(cand.Src), v.RelName(cand.Rel), v.NodeName(cand.Dst))
+		// m == n while lineLen and graphLine agree; the budget holds if
+		// they ever do not.
+		m := 1 + ln.runes()
+		if used()+m > limit || !bb.fresh(ln.b) {
+			return
+		}
+		bb.add(ln.b, m-1)
+		shown[cand.Src], shown[cand.Dst] = true, true
+		out.Triplets = append(out.Triplets, GraphTriplet{
+			SourceEntity: ln.plain(s), Relationship: ln.plain(r), TargetEntity: ln.plain(d), RelevanceScore: 1 - cand.Importance,
+			SourceNodeID: v.NodeID(cand.Src), TargetNodeID: v.NodeID(cand.Dst), Edge: cand.Edge, Src: cand.Src, Dst: cand.Dst,
+			cand: *cand,
+		})
+	}
+	// addMap puts a containment candidate's target in the code map (the
+	// policy checked on it: the map shows it alone).
+	addMap := func(cand *entry) {
+		if cm.nodes[cand.Dst] {
+			return
+		}
+		if !allow(cand.Dst) {
+			out.Denied++
+			return
+		}
+		if cm.add(v, cand.Dst, limit-used(), &out.CodeMap, cand) > 0 {
+			shown[cand.Dst] = true
+		}
+	}
+	// A line whose two ends the block already shows adds no node: it
+	// waits behind lines that do (its importance halved), decided lazily
+	// when it comes up (the block only grows, so a line never gets newer).
+	// Exempt: the first edges of a longer path (the path needs them) and
+	// lines that explain a query word (what they say is asked for).
+	next := func(r *traverse.Ranker[entry]) (entry, bool) {
+		for {
+			cand, ok := r.Next()
+			if !ok || cand.stale || cand.Lent || cand.Gain || !shown[cand.Src] || !shown[cand.Dst] {
+				return cand, ok
+			}
+			cand.Importance *= novelty
+			cand.stale = true
+			r.Push(cand)
+		}
+	}
+	// refit keeps of r's candidates those whose line fits the room left:
+	// the room only shrinks, so the others never will.
+	refit := func(r *traverse.Ranker[entry]) traverse.Ranker[entry] {
+		room := limit - used()
+		rest := r.Rest()
+		fit := rest[:0]
+		for i := range rest {
+			if fits(&rest[i], room) {
+				fit = append(fit, rest[i])
+			}
+		}
+		return traverse.RankerOf(fit, lessEntry)
+	}
+	r := traverse.RankerOf(sc.cands, lessEntry)
+	tail := false // past the first line that did not fit
+	for used()+minEntry <= limit {
+		cand, ok := next(&r)
+		if !ok {
+			break
+		}
+		n := lineLen(&cand)
+		if used()+n > limit {
+			if !tail {
+				tail, r = true, refit(&r)
+			}
+			continue
+		}
+		if cm.takes(v, &cand.Candidate) {
+			addMap(&cand)
+		} else {
+			add(&cand, n)
+		}
+		if tail {
+			r = refit(&r)
+		}
+	}
+	out.Timings.PolicyMs = ms(policyTime)
+	if len(out.Triplets) == 0 && len(out.CodeMap) == 0 {
+		out.CodeMap = out.CodeMap[:0]
+		return
+	}
+	mapText, syms := cm.text(out.CodeMap)
+	out.CodeMap = syms
+	switch {
+	case len(out.Triplets) == 0:
+		out.Block = mapText
+	case mapText == "":
+		out.Block = string(bb.b)
+	default:
+		out.Block = string(bb.b) + "\n\n" + mapText
+	}
+	out.ActualTokens = Tokens(out.Block)
+}
