@@ -73,9 +73,9 @@ type GraphTriplet struct {
 	// Explain, when the request asked for it, says why the line is there.
 	Explain *ScoreParts `json:"explain,omitempty"`
 
-	Edge     uint32             `json:"-"`
-	Src, Dst uint32             `json:"-"`
-	cand     entry    // the render's record of it (explain)
+	Edge     uint32 `json:"-"`
+	Src, Dst uint32 `json:"-"`
+	cand     entry  // the render's record of it (explain)
 }
 
 // ScoreParts are the parts of a triplet's score (see the README, "How
