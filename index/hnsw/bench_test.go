@@ -114,17 +114,21 @@ func BenchmarkHNSW_Exact(b *testing.B) {
 }
 
 // BenchmarkHNSW_Insert builds the SIFT-5k graph (4,500 inserts) per
-// iteration, single-threaded with Add and with AddBatch on 2 workers.
+// iteration, single-threaded with Add and with AddBatch on 2 workers, and
+// reports the recall@10 of the last graph built at the default EfSearch.
 func BenchmarkHNSW_Insert(b *testing.B) {
-	base, _ := siftSplit(b)
+	base, queries := siftSplit(b)
 	ids := seqIDs(len(base))
+	gt := groundTruth(L2, base, queries, 10, nil)
 	for _, workers := range []int{1, 2} {
 		b.Run(fmt.Sprintf("sift5k-workers%d", workers), func(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
+			var g *Graph
 			cpu0, pcpu0, start := threadCPU(), processCPU(), time.Now()
 			for b.Loop() {
-				g, err := New(Options{Dim: 128, Metric: L2, Seed: 1})
+				var err error
+				g, err = New(Options{Dim: 128, Metric: L2, Seed: 1})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -148,6 +152,8 @@ func BenchmarkHNSW_Insert(b *testing.B) {
 			// workers means no locking overhead, whatever the wall clock
 			// says on a shared machine.
 			b.ReportMetric(n/pcpu.Seconds(), "proc-cpu-inserts/s")
+			rec, _, _ := measure(g, queries, gt, 10, SearchOptions{})
+			b.ReportMetric(rec, "recall@10")
 		})
 	}
 }

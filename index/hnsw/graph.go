@@ -40,8 +40,9 @@ type Graph struct {
 	epMu  sync.Mutex
 
 	// opMu serialises Add/Delete of the same id (striped; collisions only
-	// cost a little parallelism).
-	opMu [256]sync.Mutex
+	// cost a little parallelism). AddBatch holds the stripes of a whole
+	// wave, taken in ascending order.
+	opMu [opStripes]sync.Mutex
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
@@ -144,7 +145,10 @@ func (g *Graph) randomLevel() int {
 	return levelFromUniform(u, g.mult)
 }
 
-func (g *Graph) opLock(id uint32) *sync.Mutex {
-	// Multiplicative hash so consecutive ids (the common batch) spread out.
-	return &g.opMu[(id*0x9e3779b1)>>24]
-}
+const opStripes = 256
+
+func (g *Graph) opLock(id uint32) *sync.Mutex { return &g.opMu[opStripe(id)] }
+
+// opStripe is id's stripe of opMu: a multiplicative hash, so consecutive ids
+// (the common batch) spread out.
+func opStripe(id uint32) int { return int((id * 0x9e3779b1) >> 24) }

@@ -1,11 +1,8 @@
 package hnsw
 
 import (
-	"context"
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 )
 
@@ -28,66 +25,6 @@ func (g *Graph) Add(id uint32, vec []float32) error {
 	defer mu.Unlock()
 	g.insert(s, id, g.prepareQuery(s, vec), level)
 	return nil
-}
-
-// AddBatch inserts ids[i] with vecs[i] using up to workers goroutines
-// (workers <= 0 means GOMAXPROCS). Every vector is validated before anything
-// is inserted, so an invalid batch changes nothing. Levels are drawn in
-// batch order, so with workers == 1 the result is the same as calling Add in
-// order. If an id appears twice, which of its vectors ends up stored is
-// unspecified when workers > 1.
-func (g *Graph) AddBatch(ids []uint32, vecs [][]float32, workers int) error {
-	return g.AddBatchContext(context.Background(), ids, vecs, workers)
-}
-
-// AddBatchContext is AddBatch that stops between two inserts once ctx is
-// done, returning ctx's error: the vectors inserted so far stay in the
-// graph (the caller, giving up on the batch, discards or re-adds them).
-func (g *Graph) AddBatchContext(ctx context.Context, ids []uint32, vecs [][]float32, workers int) error {
-	if len(ids) != len(vecs) {
-		return fmt.Errorf("add batch: %d ids, %d vectors: %w", len(ids), len(vecs), ErrBatchLength)
-	}
-	for i, v := range vecs {
-		if err := g.checkVector(v); err != nil {
-			return fmt.Errorf("add batch: item %d (id %d): %w", i, ids[i], err)
-		}
-	}
-	levels := make([]uint8, len(ids))
-	g.rngMu.Lock()
-	for i := range levels {
-		levels[i] = uint8(levelFromUniform(g.rng.Float64(), g.mult))
-	}
-	g.rngMu.Unlock()
-
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, len(ids))
-	var next atomic.Int64
-	work := func() {
-		s := g.getScratch()
-		defer g.putScratch(s)
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= len(ids) || ctx.Err() != nil {
-				return
-			}
-			mu := g.opLock(ids[i])
-			mu.Lock()
-			g.insert(s, ids[i], g.prepareQuery(s, vecs[i]), int(levels[i]))
-			mu.Unlock()
-		}
-	}
-	if workers <= 1 {
-		work()
-		return ctx.Err()
-	}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(work)
-	}
-	wg.Wait()
-	return ctx.Err()
 }
 
 func (g *Graph) checkVector(v []float32) error {

@@ -71,9 +71,16 @@ type Options struct {
 	// Metric is the distance function; the zero value means Cosine.
 	Metric Metric
 
-	// Seed seeds the level generator. Builds are deterministic for a given
-	// insertion order when inserts are single-threaded (Add, or AddBatch
-	// with one worker).
+	// Seed seeds the level generator. The graph (levels, neighbour lists,
+	// entry point) is a pure function of the options, Seed included, and of
+	// the sequence of Add, AddBatch and Delete calls with their ids and
+	// vectors, provided those calls do not overlap: AddBatch builds the same
+	// graph whatever its workers count, GOMAXPROCS and the goroutine
+	// schedule. Searches and persistence reads running alongside change
+	// nothing; writes running concurrently with each other give a valid
+	// graph that depends on their interleaving. See the package
+	// documentation for what else it depends on (batch splits, kernels,
+	// Load).
 	Seed int64
 
 	// ExactCutoff: a filtered Search whose allow-list holds at most this many

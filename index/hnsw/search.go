@@ -25,6 +25,7 @@ type scratch struct {
 	sel2  []item    // heuristic output (backlink and repair shrinking)
 	back  []uint32  // neighbours to add reverse links to
 	cands []item    // heuristic input
+	ext   []item    // AddBatch: the earlier items of the wave, scored
 	ids   []uint32
 	ids2  []uint32
 	snap  []uint32 // Delete: copy of the in-lists, all layers
