@@ -36,12 +36,23 @@ type graphContextRequest struct {
 	// CodeMap asks for the block's code map section (true), none (false);
 	// absent: one when the block's best seeds carry locations.
 	CodeMap *bool `json:"codeMap"`
+	// MinRelevance is the relevance floor: a line enters only when its
+	// importance is at least this share of the block's best line's
+	// (0 keeps every line the budget holds).
+	MinRelevance *float64 `json:"minRelevance"`
 }
 
 func (graphContextRequest) refineSchema(props map[string]any) {
 	bound(props, "budgetTokens", 1, compose.MaxBudgetTokens, compose.DefaultBudgetTokens)
 	bound(props, "topK", 1, compose.MaxTopK, compose.DefaultTopK)
 	bound(props, "neighborhoodDepth", 0, traverse.MaxDepth, compose.DefaultDepth)
+	relevanceFloor(props)
+}
+
+// relevanceFloor documents a request's minRelevance in the schema.
+func relevanceFloor(props map[string]any) {
+	s := props["minRelevance"].(map[string]any)
+	s["minimum"], s["maximum"], s["default"] = 0, 1, compose.DefaultMinRelevance
 }
 
 // principal builds the Cedar principal of a request: the token decides the
@@ -84,6 +95,7 @@ func (s *Server) handleGraphContext(c echo.Context) error {
 		Depth:        intOr(req.NeighborhoodDepth, compose.DefaultDepth),
 		Explain:      req.Explain,
 		CodeMap:      req.CodeMap,
+		MinRelevance: req.MinRelevance,
 	}
 	b, err := s.app.Composer.GraphBlock(c.Request().Context(), greq)
 	if err != nil {

@@ -157,7 +157,13 @@ type sessionRequestJSON struct {
 	// CodeMap asks the graph part for a code map (true), none (false);
 	// absent: one when its best seeds carry locations.
 	CodeMap *bool `json:"codeMap"`
+	// MinRelevance is the relevance floor of both parts: an observation
+	// enters only when its relevance is at least this share of the best
+	// observation's, a line as in the graph block (0: no floor).
+	MinRelevance *float64 `json:"minRelevance"`
 }
+
+func (sessionRequestJSON) refineSchema(props map[string]any) { relevanceFloor(props) }
 
 func (s *Server) handleSessionContext(c echo.Context) error {
 	var req sessionRequestJSON
@@ -180,7 +186,7 @@ func (s *Server) handleSessionContext(c echo.Context) error {
 	if req.CrossProjectTransfer != nil {
 		sr.CrossProjectTransfer = req.CrossProjectTransfer.Enabled
 	}
-	sr.Explain, sr.CodeMap = req.Explain, req.CodeMap
+	sr.Explain, sr.CodeMap, sr.MinRelevance = req.Explain, req.CodeMap, req.MinRelevance
 	b, err := s.app.Composer.SessionBlock(c.Request().Context(), sr)
 	if err != nil {
 		return err

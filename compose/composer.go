@@ -93,6 +93,8 @@ type graphScratch struct {
 	// room (the session block); rendered says a render consumed cands.
 	keep, rendered bool
 	orig           []entry
+	// floor is the request's relevance floor (minRelevance).
+	floor float64
 	// shown is the set of nodes a render has put in its block.
 	shown map[uint32]bool
 	// The spread's scratch: candidate indexes grouped by seed, the groups'
@@ -112,7 +114,7 @@ type graphScratch struct {
 
 func (c *Composer) scratch() *graphScratch {
 	if sc, ok := c.pool.Get().(*graphScratch); ok {
-		sc.qv, sc.mapMode, sc.codeMap, sc.keep, sc.rendered = nil, CodeMapOff, false, false, false
+		sc.qv, sc.mapMode, sc.codeMap, sc.keep, sc.rendered, sc.floor = nil, CodeMapOff, false, false, false, 0
 		return sc
 	}
 	return &graphScratch{mapMode: CodeMapOff}

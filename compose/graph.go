@@ -32,7 +32,7 @@ func (c *Composer) graphBlock(ctx context.Context, req GraphRequest, limit int) 
 	out := &GraphBlock{Triplets: []GraphTriplet{}}
 	sc := c.scratch()
 	defer c.pool.Put(sc)
-	sc.mapMode = CodeMapModeOf(req.CodeMap)
+	sc.mapMode, sc.floor = CodeMapModeOf(req.CodeMap), minRelevance(req.MinRelevance)
 	err := c.Store.View(func(v *engine.View) error {
 		if err := c.prepareGraph(ctx, v, req, sc, out); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -250,6 +251,9 @@ func TestGraphRequestValidate(t *testing.T) {
 		func(r *GraphRequest) { r.QueryText = strings.Repeat("q", 8<<10+1) },
 		func(r *GraphRequest) { r.QueryText = "\xff" },
 		func(r *GraphRequest) { r.Scope.Org = "" },
+		func(r *GraphRequest) { r.MinRelevance = w(-0.1) },
+		func(r *GraphRequest) { r.MinRelevance = w(1.5) },
+		func(r *GraphRequest) { r.MinRelevance = w(math.NaN()) },
 	}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)

@@ -29,6 +29,14 @@ func entries(dst []entry, cands []traverse.Candidate) []entry {
 	return dst
 }
 
+// relevanceOf is a candidate's query relevance, what the relevance floor
+// compares: its seed's score times the share of the query its path
+// explains (traverse's Match, from its floor for a path that adds nothing
+// to the seed, to 1). The other factors of its importance (hops, hubs,
+// weights, the code factors, the spread) order a block; they do not make
+// a line more or less about the query.
+func relevanceOf(c *traverse.Candidate) float64 { return float64(c.SeedScore) * float64(c.Match) }
+
 // lessEntry is traverse.Less on entries.
 func lessEntry(a, b *entry) bool { return traverse.Less(&a.Candidate, &b.Candidate) }
 
@@ -203,10 +211,19 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	}
 	r := traverse.RankerOf(sc.cands, lessEntry)
 	tail := false // past the first line that did not fit
+	// best is the highest query relevance (relevanceOf) of the entries the
+	// block shows so far; a candidate under floor × best is left out (an
+	// entry the policy denied counts for nothing: what the block does not
+	// show must not change what it shows).
+	best := 0.0
 	for used()+minEntry <= limit {
 		cand, ok := next(&r)
 		if !ok {
 			break
+		}
+		rel := relevanceOf(&cand.Candidate)
+		if rel < sc.floor*best {
+			continue
 		}
 		n := lineLen(&cand)
 		if used()+n > limit {
@@ -215,10 +232,14 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 			}
 			continue
 		}
+		shown := len(out.Triplets) + len(out.CodeMap)
 		if cm.takes(v, &cand.Candidate) {
 			addMap(&cand)
 		} else {
 			add(&cand, n)
+		}
+		if len(out.Triplets)+len(out.CodeMap) > shown {
+			best = max(best, rel)
 		}
 		if tail {
 			r = refit(&r)

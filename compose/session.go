@@ -83,6 +83,9 @@ type SessionRequest struct {
 	// CodeMap asks the graph part for a code map (true), none (false), or
 	// one when its best seeds carry locations (nil), as GraphRequest.
 	CodeMap *bool
+	// MinRelevance is the relevance floor of both parts, as
+	// GraphRequest's: nil means DefaultMinRelevance.
+	MinRelevance *float64
 }
 
 // SessionBlock is the composed start-of-session block, with what the
@@ -187,6 +190,9 @@ func (c *Composer) SessionBlock(ctx context.Context, req SessionRequest) (*Sessi
 			return nil, fmt.Errorf("%w: workType: %v", ErrInvalidRequest, err)
 		}
 	}
+	if err := validRelevance(req.MinRelevance); err != nil {
+		return nil, err
+	}
 	budgets, err := c.Settings.Budgets()
 	if err != nil {
 		return nil, err
@@ -271,7 +277,7 @@ func (c *Composer) composeSession(ctx context.Context, req SessionRequest, mem M
 	}
 	sc := c.scratch()
 	defer c.pool.Put(sc)
-	sc.mapMode = CodeMapModeOf(req.CodeMap)
+	sc.mapMode, sc.floor = CodeMapModeOf(req.CodeMap), minRelevance(req.MinRelevance)
 	g := &GraphBlock{Triplets: []GraphTriplet{}}
 	var obs []ObsCandidate
 	var obsBlock string
@@ -285,6 +291,7 @@ func (c *Composer) composeSession(ctx context.Context, req SessionRequest, mem M
 		if err != nil {
 			return err
 		}
+		obs = aboveFloor(obs, sc.floor)
 		greq := GraphRequest{Identity: req.Identity, Scope: req.Scope, QueryText: out.QueryText, TopK: DefaultTopK, Depth: DefaultDepth}
 		// The graph part first gets its share; it may be rendered again
 		// below (sc.keep).
@@ -444,6 +451,22 @@ func (c *Composer) observationCandidates(ctx context.Context, v *engine.View, re
 	}
 	SortCandidates(out)
 	return out, nil
+}
+
+// aboveFloor keeps the candidates whose relevance is at least floor
+// times the best one's (see DefaultMinRelevance), in their order.
+func aboveFloor(cs []ObsCandidate, floor float64) []ObsCandidate {
+	best := 0.0
+	for _, x := range cs {
+		best = max(best, x.Relevance)
+	}
+	kept := cs[:0]
+	for _, x := range cs {
+		if x.Relevance >= floor*best {
+			kept = append(kept, x)
+		}
+	}
+	return kept
 }
 
 // renderObservations renders the observations block within limit code

@@ -31,6 +31,7 @@ func contextFlags(fs *flag.FlagSet) body {
 	asJSON := fs.Bool("json", false, "print the whole response as JSON")
 	explain := fs.Bool("explain", false, "with --json: each line's score parts")
 	codeMap := fs.String("code-map", "auto", "a ## Code Map of the block's symbols: auto (when its seeds carry locations), on or off")
+	minRel := fs.Float64("min-relevance", compose.DefaultMinRelevance, "relevance floor: a line enters only at this share of the best line's importance or more (0: none)")
 	return func(ctx context.Context, c *call) error {
 		if len(c.args) > 0 {
 			return c.usagef("unexpected argument %q (quote a query of several words: --query \"...\")", c.args[0])
@@ -62,7 +63,7 @@ func contextFlags(fs *flag.FlagSet) body {
 		b, err := app.Composer.GraphBlock(ctx, compose.GraphRequest{
 			Identity: policy.Identity{AgentID: "cli", OrgID: *org, Role: policy.RoleAgent},
 			Scope:    engine.Tenant{Org: *org, Project: *project}, QueryText: *query,
-			BudgetTokens: *budget, TopK: *topK, Depth: *depth, Explain: *explain, CodeMap: cm})
+			BudgetTokens: *budget, TopK: *topK, Depth: *depth, Explain: *explain, CodeMap: cm, MinRelevance: minRel})
 		if err != nil {
 			return err
 		}
