@@ -278,7 +278,7 @@ func (m *codeMapBuf) add(v *engine.View, n uint32, room int, syms *[]CodeSymbol,
 	}
 	m.nodes[n] = true
 	*syms = append(*syms, CodeSymbol{NodeID: v.NodeID(n), Name: v.NodeName(n), File: loc.File, Line: loc.Line, EndLine: loc.EndLine,
-		Signature: v.NodeSignature(n), RelevanceScore: 1 - c.Importance, node: n, cand: *c})
+		Signature: v.NodeSignature(n), RelevanceScore: 1 - c.imp, node: n, cand: *c})
 	if symText != "" {
 		m.lines[symText] = true
 		m.files[fi].syms = append(m.files[fi].syms, mapSym{line: loc.Line, text: symText, sym: len(*syms) - 1})

@@ -9,9 +9,9 @@ import (
 )
 
 // scoreParts explains one candidate: its score's parts from the walk's
-// record, the seeds' calibration and the spread rank the block gave it,
-// and the path before it from the walk's order (sc.walk).
-func (c *Composer) scoreParts(v *engine.View, sc *graphScratch, cd *traverse.Candidate, spreadRank int) *ScoreParts {
+// record, the seeds' calibration, the importance and spread rank the
+// block gave it, and the path before it from the walk's order (sc.walk).
+func (c *Composer) scoreParts(v *engine.View, sc *graphScratch, cd *traverse.Candidate, imp float64, spreadRank int) *ScoreParts {
 	decay := c.Expand.HopDecay
 	if decay == 0 {
 		decay = traverse.DefaultHopDecay
@@ -20,7 +20,7 @@ func (c *Composer) scoreParts(v *engine.View, sc *graphScratch, cd *traverse.Can
 		return Sanitize(v.NodeName(cd.Src), MaxNameRunes) + " → " + Sanitize(v.RelName(cd.Rel), MaxNameRunes) + " → " + Sanitize(v.NodeName(cd.Dst), MaxNameRunes)
 	}
 	{
-		p := &ScoreParts{Importance: cd.Importance, Hop: int(cd.Hop), HopDecay: math.Pow(decay, max(float64(cd.Hop)-1, 0)),
+		p := &ScoreParts{Importance: imp, Hop: int(cd.Hop), HopDecay: math.Pow(decay, max(float64(cd.Hop)-1, 0)),
 			SeedScore: float64(cd.SeedScore), QueryMatch: float64(cd.Match), Hub: float64(cd.HubF), Weight: float64(cd.WeightF), Code: float64(cd.EdgeF),
 			Spread: 1 / spreadFactorOf(spreadRate(sc.tseeds), spreadRank)}
 		if v.Live(cd.Seed) {
@@ -33,7 +33,7 @@ func (c *Composer) scoreParts(v *engine.View, sc *graphScratch, cd *traverse.Can
 			}
 		}
 		own := p.SeedScore * p.QueryMatch * p.HopDecay * p.Hub * p.Code * p.Weight * p.Spread
-		p.Lent = cd.Importance > own*(1+1e-6)
+		p.Lent = imp > own*(1+1e-6)
 		for j := cd.Parent; j > 0 && int(j) <= len(sc.walk) && len(p.Path) < traverse.MaxDepth; j = sc.walk[j-1].Parent {
 			p.Path = append(p.Path, line(&sc.walk[j-1]))
 		}

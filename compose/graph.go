@@ -152,11 +152,11 @@ func (c *Composer) finishGraph(v *engine.View, sc *graphScratch, explain bool, o
 	}
 	for i := range out.Triplets {
 		t := &out.Triplets[i]
-		t.Explain = c.scoreParts(v, sc, &t.cand.Candidate, int(t.cand.spread))
+		t.Explain = c.scoreParts(v, sc, &sc.walk[t.cand.idx], t.cand.imp, int(t.cand.spread))
 	}
 	for i := range out.CodeMap {
 		s := &out.CodeMap[i]
-		s.Explain = c.scoreParts(v, sc, &s.cand.Candidate, int(s.cand.spread))
+		s.Explain = c.scoreParts(v, sc, &sc.walk[s.cand.idx], s.cand.imp, int(s.cand.spread))
 	}
 }
 

@@ -10,21 +10,29 @@ import (
 	"github.com/kgctx/kgctx/traverse"
 )
 
-// entry is a walk candidate as a block renders it: the candidate, its
+// entry is a walk candidate as a block renders it: its index in the
+// walk's candidates (sc.walk, where the rest of it is read), its
+// importance in the block (the walk's, then spread and novelty), the two
+// keys that break importance ties (traverse.Less's hop and edge), its
 // rank among its seed's candidates when the budget is spread among seeds
 // (spread, for explain), the code points of its line once measured (len,
-// 0 until then) and whether novelty lowered it already (stale).
+// 0 until then) and whether novelty lowered it already (stale). Small,
+// so that the ranker's heap moves 24 bytes, not a whole candidate.
 type entry struct {
-	traverse.Candidate
-	spread, len uint16
+	imp         float64
+	edge        uint32
+	idx         int32
+	hop         uint8
 	stale       bool
+	spread, len uint16
 }
 
 // entries makes the render entries of cands in dst[:0].
 func entries(dst []entry, cands []traverse.Candidate) []entry {
 	dst = slices.Grow(dst[:0], len(cands))
 	for i := range cands {
-		dst = append(dst, entry{Candidate: cands[i]})
+		c := &cands[i]
+		dst = append(dst, entry{imp: c.Importance, edge: c.Edge, idx: int32(i), hop: c.Hop})
 	}
 	return dst
 }
@@ -37,8 +45,17 @@ func entries(dst []entry, cands []traverse.Candidate) []entry {
 // a line more or less about the query.
 func relevanceOf(c *traverse.Candidate) float64 { return float64(c.SeedScore) * float64(c.Match) }
 
-// lessEntry is traverse.Less on entries.
-func lessEntry(a, b *entry) bool { return traverse.Less(&a.Candidate, &b.Candidate) }
+// lessEntry is traverse.Less's order on entries: higher importance, then
+// fewer hops, then lower edge id.
+func lessEntry(a, b *entry) bool {
+	if a.imp != b.imp {
+		return a.imp > b.imp
+	}
+	if a.hop != b.hop {
+		return a.hop < b.hop
+	}
+	return a.edge < b.edge
+}
 
 // novelty is the factor of a line whose two ends the block already shows.
 const novelty = 0.5
@@ -87,6 +104,7 @@ func graphLine(ln *lineBuf, src, rel, dst string) (s, r, d part) {
 // map entry is measured by its least cost (its symbol line) before it is
 // tried, which only falls as the map grows, so the same pass holds.
 func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, out *GraphBlock, limit int) {
+	walk := sc.walk
 	pr := c.PEP.NewRequest(id, policy.VerbRead)
 	defer pr.Release()
 	bb := &sc.blk
@@ -115,13 +133,14 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	// entry, its least cost.
 	lineLen := func(cand *entry) int {
 		if cand.len == 0 {
-			if cm.takes(v, &cand.Candidate) {
-				cand.len = uint16(min(cm.minCost(v, &cand.Candidate), math.MaxUint16))
+			cd := &walk[cand.idx]
+			if cm.takes(v, cd) {
+				cand.len = uint16(min(cm.minCost(v, cd), math.MaxUint16))
 				return int(cand.len)
 			}
-			src, esc := c.nameLens.get(cand.Src, v.NodeName)
-			rel, _ := c.relLens.get(cand.Rel, v.RelName)
-			dst, _ := c.nameLens.get(cand.Dst, v.NodeName)
+			src, esc := c.nameLens.get(cd.Src, v.NodeName)
+			rel, _ := c.relLens.get(cd.Rel, v.RelName)
+			dst, _ := c.nameLens.get(cd.Dst, v.NodeName)
 			cand.len = uint16(min(lineOverhead+src+esc+rel+dst, math.MaxUint16))
 		}
 		return int(cand.len)
@@ -132,7 +151,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	// the names (each a cache miss at a million nodes).
 	fits := func(cand *entry, room int) bool {
 		if cand.len == 0 && !cm.on {
-			if rel, _ := c.relLens.get(cand.Rel, v.RelName); lineOverhead+rel+2 > room {
+			if rel, _ := c.relLens.get(walk[cand.idx].Rel, v.RelName); lineOverhead+rel+2 > room {
 				return false
 			}
 		}
@@ -146,12 +165,13 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	clear(shown)
 	// add checks the policy on both endpoints, then renders the line.
 	add := func(cand *entry, n int) {
-		if !allow(cand.Src) || !allow(cand.Dst) {
+		cd := &walk[cand.idx]
+		if !allow(cd.Src) || !allow(cd.Dst) {
 			out.Denied++
 			return
 		}
 		ln := &sc.ln
-		s, r, d := graphLine(ln, v.NodeName(cand.Src), v.RelName(cand.Rel), v.NodeName(cand.Dst))
+		s, r, d := graphLine(ln, v.NodeName(cd.Src), v.RelName(cd.Rel), v.NodeName(cd.Dst))
 		// m == n while lineLen and graphLine agree; the budget holds if
 		// they ever do not.
 		m := 1 + ln.runes()
@@ -159,25 +179,26 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 			return
 		}
 		bb.add(ln.b, m-1)
-		shown[cand.Src], shown[cand.Dst] = true, true
+		shown[cd.Src], shown[cd.Dst] = true, true
 		out.Triplets = append(out.Triplets, GraphTriplet{
-			SourceEntity: ln.plain(s), Relationship: ln.plain(r), TargetEntity: ln.plain(d), RelevanceScore: 1 - cand.Importance,
-			SourceNodeID: v.NodeID(cand.Src), TargetNodeID: v.NodeID(cand.Dst), Edge: cand.Edge, Src: cand.Src, Dst: cand.Dst,
+			SourceEntity: ln.plain(s), Relationship: ln.plain(r), TargetEntity: ln.plain(d), RelevanceScore: 1 - cand.imp,
+			SourceNodeID: v.NodeID(cd.Src), TargetNodeID: v.NodeID(cd.Dst), Edge: cd.Edge, Src: cd.Src, Dst: cd.Dst,
 			cand: *cand,
 		})
 	}
 	// addMap puts a containment candidate's target in the code map (the
 	// policy checked on it: the map shows it alone).
 	addMap := func(cand *entry) {
-		if cm.nodes[cand.Dst] {
+		dst := walk[cand.idx].Dst
+		if cm.nodes[dst] {
 			return
 		}
-		if !allow(cand.Dst) {
+		if !allow(dst) {
 			out.Denied++
 			return
 		}
-		if cm.add(v, cand.Dst, limit-used(), &out.CodeMap, cand) > 0 {
-			shown[cand.Dst] = true
+		if cm.add(v, dst, limit-used(), &out.CodeMap, cand) > 0 {
+			shown[dst] = true
 		}
 	}
 	// A line whose two ends the block already shows adds no node: it
@@ -188,10 +209,13 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	next := func(r *traverse.Ranker[entry]) (entry, bool) {
 		for {
 			cand, ok := r.Next()
-			if !ok || cand.stale || cand.Lent || cand.Gain || !shown[cand.Src] || !shown[cand.Dst] {
+			if !ok || cand.stale {
 				return cand, ok
 			}
-			cand.Importance *= novelty
+			if cd := &walk[cand.idx]; cd.Lent || cd.Gain || !shown[cd.Src] || !shown[cd.Dst] {
+				return cand, ok
+			}
+			cand.imp *= novelty
 			cand.stale = true
 			r.Push(cand)
 		}
@@ -221,7 +245,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		if !ok {
 			break
 		}
-		rel := relevanceOf(&cand.Candidate)
+		rel := relevanceOf(&walk[cand.idx])
 		if rel < sc.floor*best {
 			continue
 		}
@@ -233,7 +257,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 			continue
 		}
 		shown := len(out.Triplets) + len(out.CodeMap)
-		if cm.takes(v, &cand.Candidate) {
+		if cm.takes(v, &walk[cand.idx]) {
 			addMap(&cand)
 		} else {
 			add(&cand, n)

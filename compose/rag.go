@@ -222,10 +222,11 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 		reached := map[uint32]bool{}
 		r := traverse.RankerOf(sc.cands, lessEntry)
 		for len(out.Expanded) < req.MaxExpansionResults {
-			cand, ok := r.Next()
+			e, ok := r.Next()
 			if !ok {
 				break
 			}
+			cand := &sc.walk[e.idx]
 			node := cand.Dst
 			if node == cand.From {
 				node = cand.Src
@@ -235,12 +236,12 @@ func (c *Composer) RAG(ctx context.Context, req RAGRequest) (*RAGBlock, error) {
 			}
 			reached[node] = true
 			// Raw names: renderRAG renders them and keeps what it shows.
-			e := RAGExpanded{Node: v.NodeName(node), Predicate: v.RelName(cand.Rel),
-				Origin: v.NodeName(cand.From), Score: cand.Importance, NodeID: v.NodeID(node), OriginID: v.NodeID(cand.From)}
+			x := RAGExpanded{Node: v.NodeName(node), Predicate: v.RelName(cand.Rel),
+				Origin: v.NodeName(cand.From), Score: e.imp, NodeID: v.NodeID(node), OriginID: v.NodeID(cand.From)}
 			if req.Explain {
-				e.Explain = c.scoreParts(v, sc, &cand.Candidate, 0)
+				x.Explain = c.scoreParts(v, sc, cand, e.imp, 0)
 			}
-			out.Expanded = append(out.Expanded, e)
+			out.Expanded = append(out.Expanded, x)
 		}
 		return nil
 	})

@@ -44,7 +44,7 @@ func spread(sc *graphScratch, rate float64) {
 	for i := range cs {
 		g := len(sc.tseeds)
 		for j, s := range sc.tseeds {
-			if s.Node == cs[i].Seed {
+			if s.Node == sc.walk[cs[i].idx].Seed {
 				g = j
 				break
 			}
@@ -59,7 +59,7 @@ func spread(sc *graphScratch, rate float64) {
 	fill := append(sc.fill[:0], sc.starts[:groups]...)
 	for i := range cs {
 		g := sc.group[i]
-		sc.keys[fill[g]] = spreadKey{imp: cs[i].Importance, hop: cs[i].Hop, edge: cs[i].Edge, idx: int32(i)}
+		sc.keys[fill[g]] = spreadKey{imp: cs[i].imp, hop: cs[i].hop, edge: cs[i].edge, idx: int32(i)}
 		fill[g]++
 	}
 	sc.fill = fill
@@ -69,7 +69,7 @@ func spread(sc *graphScratch, rate float64) {
 		for k, key := range grp {
 			rank := min(k, spreadTop)
 			c := &cs[key.idx]
-			c.Importance /= spreadFactorOf(rate, rank)
+			c.imp /= spreadFactorOf(rate, rank)
 			c.spread = uint16(rank)
 		}
 	}
