@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -110,10 +111,33 @@ func (p *Placement) CheckMarker(ctx context.Context) error {
 	if _, err := p.kv.Create(ctx, "cluster", v); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 		return err
 	}
+	// The marker exists now (ours or another node's), but the replica
+	// that serves this read may not hold it yet: an empty history is
+	// waited out, and only values that are there and do not verify refuse.
 	var m marker
-	ok, err := p.newest(ctx, "cluster", &m)
-	if err != nil {
-		return err
+	var ok, seen bool
+	for wait := 50 * time.Millisecond; ; wait *= 2 {
+		es, err := p.kv.History(ctx, "cluster")
+		if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return err
+		}
+		if seen = len(es) > 0; seen {
+			if ok, err = p.pick("cluster", es, &m); err != nil {
+				return err
+			}
+			break
+		}
+		if wait > 5*time.Second {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+	if !seen {
+		return fmt.Errorf("cluster: the marker written to the NATS bucket %s cannot be read back (is JetStream's meta leader reachable?)", p.bucket)
 	}
 	if !ok || m.Cluster != p.keys.cluster {
 		return fmt.Errorf("%w from the one cluster %s was made with (its marker in the NATS bucket %s does not verify with this node's --cluster-secret-file)",
@@ -132,6 +156,12 @@ func (p *Placement) newest(ctx context.Context, key string, v any) (bool, error)
 	if err != nil {
 		return false, err
 	}
+	return p.pick(key, es, v)
+}
+
+// pick decodes into v the latest valid value among es, the history of
+// key; false if none is valid.
+func (p *Placement) pick(key string, es []jetstream.KeyValueEntry, v any) (bool, error) {
 	var best json.RawMessage
 	var bestAt int64
 	for _, e := range es {
