@@ -128,7 +128,8 @@ func TestReplicatedStreamAndPlacement(t *testing.T) {
 		t.Skip("starts a 3-server NATS cluster")
 	}
 	srvs := natsCluster(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// Generous: a loaded machine re-elects leaders many times over.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	js := jsOf(t, srvs[0])
 	var err error
@@ -230,10 +231,9 @@ func TestReplicatedStreamAndPlacement(t *testing.T) {
 // readStream reads the first n messages of a stream, starting over while
 // the server's JetStream is settling (a stream leader being elected).
 func readStream(ctx context.Context, js jetstream.JetStream, stream string, n int) ([]string, error) {
-	var err error
+	var last error // the last error not caused by ctx's end
 	for ctx.Err() == nil {
-		var c jetstream.Consumer
-		c, err = js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})
+		c, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})
 		var got []string
 		for err == nil && len(got) < n {
 			var m jetstream.Msg
@@ -244,7 +244,10 @@ func readStream(ctx context.Context, js jetstream.JetStream, stream string, n in
 		if err == nil {
 			return got, nil
 		}
+		if ctx.Err() == nil {
+			last = fmt.Errorf("%w (after %d of %d messages)", err, len(got), n)
+		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return nil, fmt.Errorf("reading %s: %v (%w)", stream, err, ctx.Err())
+	return nil, fmt.Errorf("reading %s: %w; last error before: %v", stream, ctx.Err(), last)
 }

@@ -72,7 +72,7 @@ func TestReplicasApplyInOrder(t *testing.T) {
 		t.Skip("starts a 3-server NATS cluster")
 	}
 	srvs := natsCluster(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	js := jsOf(t, srvs[0])
 	for {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kgctx/kgctx/bench/workload"
 	"github.com/kgctx/kgctx/internal/datasets"
+	"github.com/kgctx/kgctx/internal/testlock"
 )
 
 // TestBenchCluster runs `kgctx bench cluster` small: the three deployments
@@ -19,6 +20,7 @@ func TestBenchCluster(t *testing.T) {
 	if err != nil || !datasets.IsDir(filepath.Join(dir, workload.FB15kDir)) {
 		t.Skip("FB15k-237 not available")
 	}
+	testlock.Cluster(t)
 	out, errOut, err := kgctx(t, nil, "bench", "cluster", "--triplets", "3000", "--queries", "40", "--datasets", dir)
 	if err != nil {
 		t.Fatalf("bench cluster: %v\n%s\n%s", err, out, errOut)

@@ -28,6 +28,7 @@ import (
 	"github.com/kgctx/kgctx/api/cluster"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
+	"github.com/kgctx/kgctx/internal/testlock"
 	"github.com/kgctx/kgctx/policy"
 )
 
@@ -165,6 +166,7 @@ func TestClusterEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster of four kgctx processes; skipped with -short")
 	}
+	testlock.Cluster(t)
 	start := time.Now()
 	ports := freePorts(t, 6)
 	var routes []string
