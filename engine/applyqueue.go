@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // applyQueue is the indexers' apply queue (the inject queue of sessions is
@@ -13,6 +14,15 @@ import (
 // batch n+1 overlaps the HNSW and text work on batch n. Writers that want
 // read-your-writes wait for their sequence (waitApplied); Sync waits for
 // everything queued.
+//
+// An Apply that fails is retried (applyAttempts, with backoff). When the
+// retries fail too the indexer is behind: it gets no further sets, so its
+// watermark stays below the set it missed, the change log keeps that set
+// (trimChangeLog trims below every watermark) and the next open replays
+// it. At each later set the queue tries once to catch the indexer up from
+// the change log instead; until one succeeds, a wait for that set or a
+// later one (a write's read-your-writes, Sync, Check) returns an
+// *IndexError, and IndexFailure reports it.
 type applyQueue struct {
 	done chan struct{}
 	// ctx is the indexers' context: cancelled when the queue is abandoned,
@@ -30,16 +40,29 @@ type applyQueue struct {
 	pending  int          // the work (ChangeSet.work) of the sets queued and not yet applied
 	closed   bool
 	indexers []Indexer // copy-on-write: replaced under mu, read by the worker
+	// behind holds, by position in indexers, the failure of each indexer
+	// that is behind. Written by the worker, read by waiters.
+	behind map[int]*IndexError
 }
 
 // applyQueueDepth bounds the change sets waiting for the indexers: a writer
 // that gets this far ahead blocks (back-pressure, never dropping).
 const applyQueueDepth = 4
 
+// applyAttempts bounds the Applies of one change set to one indexer; the
+// waits between them start at Store.applyBackoff and double. Writers
+// blocked on a full queue wait for them (about 0.7 s in all by default).
+const applyAttempts = 4
+
+const defaultApplyBackoff = 100 * time.Millisecond
+
 func (s *Store) startApplyQueue() {
-	q := &applyQueue{done: make(chan struct{}), applied: s.seq, queued: s.seq}
+	q := &applyQueue{done: make(chan struct{}), applied: s.seq, queued: s.seq, behind: map[int]*IndexError{}}
 	q.ctx, q.cancel = context.WithCancel(context.Background())
 	q.cond = sync.NewCond(&q.mu)
+	if s.applyBackoff == 0 {
+		s.applyBackoff = defaultApplyBackoff
+	}
 	s.aq = q
 	go s.runApplyQueue()
 }
@@ -61,14 +84,23 @@ func (s *Store) runApplyQueue() {
 		cs := q.sets[0]
 		q.sets = q.sets[1:]
 		ixs := q.indexers
+		behind := make([]*IndexError, len(ixs))
+		for i := range ixs {
+			behind[i] = q.behind[i]
+		}
 		q.cond.Broadcast() // room for a blocked notify
 		q.mu.Unlock()
-		for _, ix := range ixs {
-			if err := ix.Apply(q.ctx, cs); err != nil && q.ctx.Err() == nil {
-				s.log.Error("indexer failed; it will catch up on the next open", "indexer", ix.Name(), "seq", cs.Seq, "err", err)
-			}
+		for i, ix := range ixs {
+			behind[i] = s.applyTo(ix, cs, behind[i])
 		}
 		q.mu.Lock()
+		for i := range ixs {
+			if behind[i] != nil {
+				q.behind[i] = behind[i]
+			} else {
+				delete(q.behind, i)
+			}
+		}
 		q.applied = cs.Seq
 		q.pending -= cs.work()
 		q.cond.Broadcast()
@@ -77,6 +109,59 @@ func (s *Store) runApplyQueue() {
 			s.trimChangeLog()
 		}
 	}
+}
+
+// applyTo hands cs to ix and returns ix's failure afterwards (nil when it
+// is current). An indexer that is behind (failed != nil) is not given cs
+// but caught up from the change log, once. When the queue is abandoned,
+// a failure is not one: what ix missed stays in the change log.
+func (s *Store) applyTo(ix Indexer, cs *ChangeSet, failed *IndexError) *IndexError {
+	q := s.aq
+	if failed != nil {
+		err := s.catchUp(q.ctx, ix, cs.Seq)
+		switch {
+		case err == nil:
+			s.log.Info("indexer caught up", "indexer", ix.Name(), "from", failed.Seq, "to", cs.Seq)
+			return nil
+		case q.ctx.Err() != nil:
+			return failed
+		}
+		s.log.Warn("indexer still behind", "indexer", ix.Name(), "from", failed.Seq, "seq", cs.Seq, "err", err)
+		return &IndexError{Indexer: ix.Name(), Seq: failed.Seq, Err: err}
+	}
+	wait := s.applyBackoff
+	for attempt := 1; ; attempt++ {
+		err := ix.Apply(q.ctx, cs)
+		if err == nil || q.ctx.Err() != nil {
+			return nil
+		}
+		if attempt == applyAttempts {
+			s.log.Error("indexer failed; searches miss this write until it catches up", "indexer", ix.Name(), "seq", cs.Seq, "attempts", attempt, "err", err)
+			return &IndexError{Indexer: ix.Name(), Seq: cs.Seq, Err: err}
+		}
+		s.log.Warn("indexer failed; retrying", "indexer", ix.Name(), "seq", cs.Seq, "attempt", attempt, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-q.ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}
+
+// catchUp applies to ix, in one change set, every change the log holds
+// above ix's watermark up to seq (the replay of Attach). Without the
+// writer lock, the documents it reads may be newer than seq; the sets
+// after seq, which the queue applies next, bring the index to them anyway.
+func (s *Store) catchUp(ctx context.Context, ix Indexer, seq uint64) error {
+	cs, err := s.replayFrom(ix.Watermark(), seq)
+	if err != nil || cs == nil {
+		return err
+	}
+	cs.Seq = seq
+	return ix.Apply(ctx, cs)
 }
 
 // notify queues a committed change set for the indexers. Called with wmu
@@ -110,9 +195,57 @@ func (s *Store) enqueue(cs *ChangeSet, wait bool) {
 }
 
 // waitApplied blocks until every indexer has seen sequence seq (or the
-// store closes, or ctx ends).
+// store closes, or ctx ends). It returns the *IndexError of an indexer
+// that is behind at seq: one that failed to apply seq or an earlier set
+// and has not caught up since.
 func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
-	return s.waitQueue(ctx, func(q *applyQueue) bool { return q.applied >= seq })
+	if err := s.waitQueue(ctx, func(q *applyQueue) bool { return q.applied >= seq }); err != nil {
+		return err
+	}
+	q := s.aq
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.behindAt(seq)
+}
+
+// behindAt returns the failure of the indexer that is behind at seq, the
+// one with the earliest missed set if several; nil if none. Called with
+// mu held.
+func (q *applyQueue) behindAt(seq uint64) error {
+	var first *IndexError
+	for _, e := range q.behind {
+		if e.Seq <= seq && (first == nil || e.Seq < first.Seq) {
+			first = e
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return first
+}
+
+// IndexFailure returns the *IndexError of an attached indexer that failed
+// to apply a committed change set and has not caught up since, nil when
+// every indexer has applied what it was given (it may still be working on
+// the latest sets). For health reports and metrics.
+func (s *Store) IndexFailure() error {
+	q := s.aq
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.behindAt(^uint64(0))
+}
+
+// indexFloor is the highest sequence the change log may be trimmed to
+// without losing a set an indexer that is behind has missed.
+func (s *Store) indexFloor() uint64 {
+	q := s.aq
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	floor := ^uint64(0)
+	for _, e := range q.behind {
+		floor = min(floor, e.Seq-1)
+	}
+	return floor
 }
 
 // waitRoom blocks until the indexers have room for a change set of the
@@ -157,7 +290,9 @@ func (s *Store) waitQueue(ctx context.Context, done func(q *applyQueue) bool) er
 }
 
 // Sync waits until the indexers have applied every committed change: after
-// it, searches see every write that returned before it was called.
+// it, searches see every write that returned before it was called. When
+// an indexer is behind (it failed to apply a change, see ErrIndexBehind)
+// it returns its *IndexError instead.
 func (s *Store) Sync(ctx context.Context) error {
 	if err := s.checkOpen(); err != nil {
 		return err

@@ -58,44 +58,56 @@ func (s *Store) Attach(ctx context.Context, ix Indexer) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	from := ix.Watermark()
-	if from < s.seq {
-		nodes, obs := roaring.New(), roaring.New()
-		var last uint64
-		err := s.iterate([]byte{pfxChange}, func(k, v []byte) error {
-			seq := binary.BigEndian.Uint64(k[1:])
-			if seq <= from {
-				return nil
-			}
-			sets, err := decodeChange(v)
-			if err != nil {
-				return err
-			}
-			nodes.Or(sets[0])
-			nodes.Or(sets[1])
-			obs.Or(sets[2])
-			obs.Or(sets[3])
-			last = seq
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("engine: read change log: %w", err)
-		}
-		if last > 0 {
-			cs, err := s.replaySet(last, nodes, obs)
-			if err != nil {
-				return err
-			}
-			s.log.Info("replaying changes to indexer", "indexer", ix.Name(), "from", from, "to", last,
-				"upserts", len(cs.Upserts), "deletes", len(cs.Deletes), "observations", len(cs.ObsUpserts), "observationDeletes", len(cs.ObsDeletes))
-			if err := ix.Apply(ctx, cs); err != nil {
-				return fmt.Errorf("engine: replay to %s: %w", ix.Name(), err)
-			}
+	cs, err := s.replayFrom(from, s.seq)
+	if err != nil {
+		return err
+	}
+	if cs != nil {
+		s.log.Info("replaying changes to indexer", "indexer", ix.Name(), "from", from, "to", cs.Seq,
+			"upserts", len(cs.Upserts), "deletes", len(cs.Deletes), "observations", len(cs.ObsUpserts), "observationDeletes", len(cs.ObsDeletes))
+		if err := ix.Apply(ctx, cs); err != nil {
+			return fmt.Errorf("engine: replay to %s: %w", ix.Name(), err)
 		}
 	}
 	s.aq.mu.Lock()
 	s.aq.indexers = append(s.aq.indexers[:len(s.aq.indexers):len(s.aq.indexers)], ix)
 	s.aq.mu.Unlock()
 	return nil
+}
+
+// replayFrom builds one change set of every change the log holds above
+// sequence from and up to to, from the current state of the nodes and
+// observations they name; nil when there are none. Its Seq is the last
+// entry's.
+func (s *Store) replayFrom(from, to uint64) (*ChangeSet, error) {
+	if from >= to {
+		return nil, nil
+	}
+	nodes, obs := roaring.New(), roaring.New()
+	var last uint64
+	err := s.iterate([]byte{pfxChange}, func(k, v []byte) error {
+		seq := binary.BigEndian.Uint64(k[1:])
+		if seq <= from || seq > to {
+			return nil
+		}
+		sets, err := decodeChange(v)
+		if err != nil {
+			return err
+		}
+		nodes.Or(sets[0])
+		nodes.Or(sets[1])
+		obs.Or(sets[2])
+		obs.Or(sets[3])
+		last = seq
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engine: read change log: %w", err)
+	}
+	if last == 0 {
+		return nil, nil
+	}
+	return s.replaySet(last, nodes, obs)
 }
 
 // replayDocs loads the current document of every id in ids: live ones go
@@ -203,23 +215,28 @@ func (s *Store) loadDoc(txn *badger.Txn, id uint32) (*NodeDoc, error) {
 
 // trimChangeLog deletes change-log entries every attached indexer has made
 // durable. It deletes only entries at or below every watermark, so it is
-// safe beside writers that append newer entries.
+// safe beside writers that append newer entries, and below the first set
+// an indexer that is behind has missed (indexFloor), whatever its
+// watermark says. A failure leaves entries that a later trim deletes.
 func (s *Store) trimChangeLog() {
 	ixs := s.attached()
 	if len(ixs) == 0 {
 		return
 	}
-	low := uint64(1<<64 - 1)
+	low := s.indexFloor()
 	for _, ix := range ixs {
 		low = min(low, ix.Watermark())
 	}
 	var keys [][]byte
-	_ = s.iterate([]byte{pfxChange}, func(k, _ []byte) error {
+	if err := s.iterate([]byte{pfxChange}, func(k, _ []byte) error {
 		if binary.BigEndian.Uint64(k[1:]) <= low {
 			keys = append(keys, slices.Clone(k))
 		}
 		return nil
-	})
+	}); err != nil {
+		s.log.Warn("trim change log: read", "err", err)
+		return
+	}
 	if len(keys) == 0 {
 		return
 	}
@@ -227,6 +244,7 @@ func (s *Store) trimChangeLog() {
 	defer wb.Cancel()
 	for _, k := range keys {
 		if err := wb.Delete(k); err != nil {
+			s.log.Warn("trim change log", "err", err)
 			return
 		}
 	}

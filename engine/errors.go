@@ -33,7 +33,28 @@ var (
 	// ErrLocked: Open found the directory locked by another process (Badger
 	// allows one writer per directory; a running kgctx server holds it).
 	ErrLocked = errors.New("engine: store is locked by another process")
+	// ErrIndexBehind: an attached indexer failed to apply a committed
+	// change set, retries included. The write is stored; searches miss it
+	// until the indexer catches up (the queue retries at each later change
+	// set) or the store is reopened (the change log is replayed). The
+	// error is an *IndexError.
+	ErrIndexBehind = errors.New("engine: search index behind the store")
 )
+
+// IndexError reports the indexer that failed to apply change set Seq, and
+// why. It matches ErrIndexBehind and its cause with errors.Is.
+type IndexError struct {
+	Indexer string
+	Seq     uint64 // the first change set the indexer has not applied
+	Err     error  // the last failure
+}
+
+func (e *IndexError) Error() string {
+	return fmt.Sprintf("%v: indexer %s failed to apply change set %d (the write is stored; searches miss it until the indexer catches up): %v",
+		ErrIndexBehind, e.Indexer, e.Seq, e.Err)
+}
+
+func (e *IndexError) Unwrap() []error { return []error{ErrIndexBehind, e.Err} }
 
 // LineError names one invalid input record (1-based line or element).
 type LineError struct {

@@ -238,7 +238,8 @@ type pobs struct {
 // see them unless o.NoWait; like Import, it embeds without the writer
 // lock, and stores a large batch in chunks (the same ids as in one),
 // checking ctx between them and deleting the chunks it stored when it
-// fails midway.
+// fails midway. An error wrapping ErrIndexBehind comes after the commit:
+// the observations are stored, and their ids returned with it.
 func (s *Store) AddObservations(ctx context.Context, t Tenant, in []ObservationInput, o ImportOptions) ([]string, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -353,9 +354,10 @@ func (s *Store) AddObservations(ctx context.Context, t Tenant, in []ObservationI
 		}
 	}
 	if !o.NoWait && last > 0 {
-		// Committed: a cancelled wait does not undo it.
+		// Committed: a cancelled wait does not undo it, nor an indexer
+		// behind (ErrIndexBehind): the ids are returned with the error.
 		if err := s.waitApplied(context.WithoutCancel(ctx), last); err != nil {
-			return nil, err
+			return ids, err
 		}
 	}
 	return ids, nil

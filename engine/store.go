@@ -39,6 +39,9 @@ type Store struct {
 	next struct{ node, edge, obs uint32 }
 
 	aq *applyQueue // applies change sets to the indexers (applyqueue.go)
+	// applyBackoff is the first wait before an indexer's failed Apply is
+	// retried; tests shrink it.
+	applyBackoff time.Duration
 
 	kv KV // the handle the packages beside engine use (kv.go)
 

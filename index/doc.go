@@ -17,7 +17,10 @@
 // are stored in the engine's aux key space ("hnsw/..."), written after the
 // graph changes they describe; the text index keeps its own watermark in
 // the same bleve batch as the documents. So each side is durable up to its
-// watermark and the store replays the rest: reopening never rebuilds.
+// watermark and the store replays the rest: reopening never rebuilds. An
+// Apply that fails (a bleve or Badger error) is retried by the store, and
+// if it keeps failing the writes waiting for it get engine.ErrIndexBehind
+// until a later change set, or the next open, catches the index up.
 //
 // # Concurrency
 //

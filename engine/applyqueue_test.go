@@ -1,0 +1,164 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+var errFlaky = errors.New("flaky indexer: injected failure")
+
+// flakyIndexer is a docIndexer whose next fails Applies fail before they
+// change anything.
+type flakyIndexer struct {
+	*docIndexer
+	mu    sync.Mutex
+	fails int // Applies left to fail
+	calls int
+}
+
+func newFlaky(fails int) *flakyIndexer {
+	return &flakyIndexer{docIndexer: newDocIndexer(), fails: fails}
+}
+
+func (f *flakyIndexer) Apply(ctx context.Context, cs *ChangeSet) error {
+	f.mu.Lock()
+	f.calls++
+	fail := f.fails > 0
+	if fail {
+		f.fails--
+	}
+	f.mu.Unlock()
+	if fail {
+		return errFlaky
+	}
+	return f.docIndexer.Apply(ctx, cs)
+}
+
+func (f *flakyIndexer) setFails(n int) {
+	f.mu.Lock()
+	f.fails = n
+	f.mu.Unlock()
+}
+
+func (f *flakyIndexer) Calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+// openFlaky opens a store with ix attached and retries without waits
+// worth the name.
+func openFlaky(t *testing.T, ix *flakyIndexer) (*Store, string) {
+	t.Helper()
+	s, dir := openTest(t, nil)
+	s.applyBackoff = time.Microsecond
+	if err := s.Attach(context.Background(), ix); err != nil {
+		t.Fatal(err)
+	}
+	return s, dir
+}
+
+// nodeNames is the set of names ix holds.
+func nodeNames(s *Store, ix *docIndexer) map[string]bool {
+	docs, _ := ix.state()
+	out := map[string]bool{}
+	s.View(func(v *View) error {
+		for id := range docs {
+			out[v.NodeName(id)] = true
+		}
+		return nil
+	})
+	return out
+}
+
+// A failure that passes is retried: the write returns once the index has
+// it, and nothing is reported.
+func TestApplyRetriesAFailedSet(t *testing.T) {
+	ix := newFlaky(applyAttempts - 1)
+	s, _ := openFlaky(t, ix)
+	mustImport(t, s, tenA, tr("A", "calls", "B"))
+	if got := nodeNames(s, ix.docIndexer); !got["A"] || !got["B"] {
+		t.Fatalf("after %d failed Applies the index holds %v, want A and B", applyAttempts-1, got)
+	}
+	if n := ix.Calls(); n != applyAttempts {
+		t.Fatalf("Apply called %d times, want %d", n, applyAttempts)
+	}
+	if err := s.IndexFailure(); err != nil {
+		t.Fatalf("IndexFailure after a retry that worked: %v", err)
+	}
+}
+
+// A set the indexer fails to apply, retries included, is reported to the
+// writer that waits for it and to Sync, never as applied; the next set
+// catches the indexer up from the change log, and the reports stop.
+func TestIndexBehindIsReportedThenCaughtUp(t *testing.T) {
+	ix := newFlaky(applyAttempts)
+	s, _ := openFlaky(t, ix)
+	res, err := s.Import(context.Background(), tenA, []TripletInput{tr("A", "calls", "B")}, ImportOptions{})
+	var ie *IndexError
+	if !errors.Is(err, ErrIndexBehind) || !errors.Is(err, errFlaky) || !errors.As(err, &ie) || ie.Seq != res.Seq || ie.Indexer != "docs" {
+		t.Fatalf("import whose set the indexer failed: %v (%+v), want an IndexError for seq %d", err, ie, res.Seq)
+	}
+	if res.Accepted != 1 || res.NodesCreated != 2 {
+		t.Fatalf("the write is stored, its result says %+v", res)
+	}
+	if err := s.Sync(context.Background()); !errors.Is(err, ErrIndexBehind) {
+		t.Fatalf("Sync with an indexer behind: %v", err)
+	}
+	if err := s.IndexFailure(); !errors.Is(err, ErrIndexBehind) {
+		t.Fatalf("IndexFailure: %v", err)
+	}
+	// The indexer works again: the next set brings it the missed one too.
+	mustImport(t, s, tenA, tr("C", "calls", "D"))
+	if got := nodeNames(s, ix.docIndexer); len(got) != 4 || !got["A"] || !got["B"] || !got["C"] || !got["D"] {
+		t.Fatalf("after catching up the index holds %v, want A B C D", got)
+	}
+	if err := s.Sync(context.Background()); err != nil {
+		t.Fatalf("Sync after catching up: %v", err)
+	}
+	if err := s.IndexFailure(); err != nil {
+		t.Fatalf("IndexFailure after catching up: %v", err)
+	}
+}
+
+// An indexer that keeps failing neither blocks writers (more sets than the
+// queue holds go through) nor loses a set: each wait reports it, the
+// change log keeps what it missed, and the next open replays it.
+func TestIndexBehindReplaysAtOpen(t *testing.T) {
+	ix := newFlaky(0)
+	s, dir := openFlaky(t, ix)
+	mustImport(t, s, tenA, tr("A", "calls", "B"))
+	ix.setFails(1 << 30)
+	names := []string{"C", "D", "E", "F", "G", "H"} // more than applyQueueDepth
+	for _, n := range names {
+		if _, err := s.Import(context.Background(), tenA, []TripletInput{tr("A", "calls", n)}, ImportOptions{NoWait: true}); err != nil {
+			t.Fatalf("import %s: %v", n, err)
+		}
+	}
+	if err := s.Sync(context.Background()); !errors.Is(err, ErrIndexBehind) {
+		t.Fatalf("Sync with an indexer failing: %v", err)
+	}
+	if _, err := s.Import(context.Background(), tenA, []TripletInput{tr("A", "calls", "I")}, ImportOptions{}); !errors.Is(err, ErrIndexBehind) {
+		t.Fatalf("a write waiting for a failing indexer: %v", err)
+	}
+	wm := ix.Watermark()
+	docs, _ := ix.state()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openAt(t, dir, nil)
+	ix2 := newDocIndexer()
+	ix2.docs, ix2.wm = docs, wm
+	if err := s.Attach(context.Background(), ix2); err != nil {
+		t.Fatal(err)
+	}
+	got := nodeNames(s, ix2)
+	for _, n := range append(names, "A", "B", "I") {
+		if !got[n] {
+			t.Fatalf("after the replay the index misses %s: %v", n, got)
+		}
+	}
+}
