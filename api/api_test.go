@@ -456,7 +456,7 @@ func TestOpenAPIAndMetrics(t *testing.T) {
 	for _, want := range []string{`kgctx_http_request_duration_seconds_bucket{code="200",method="POST",route="/v1/context/graph"`,
 		`kgctx_block_stage_duration_seconds_count{block="graph",stage="seed"}`,
 		`kgctx_blocks_total{block="graph",outcome="`, "kgctx_nodes ", "kgctx_edges ", "kgctx_observations ", "kgctx_leases_held ",
-		"kgctx_inject_queue_depth ", "kgctx_embedder_calls_total ", "kgctx_embedder_errors_total ", "kgctx_store_scrape_ok 1",
+		"kgctx_inject_queue_depth ", "kgctx_embedder_calls_total ", "kgctx_embedder_errors_total ", "kgctx_store_scrape_ok 1", "kgctx_index_behind 0",
 		"go_goroutines ", "process_resident_memory_bytes "} {
 		if !strings.Contains(string(m.body), want) {
 			t.Errorf("metrics lack %s", want)

@@ -87,6 +87,19 @@ func toError(err error) *Error {
 	if errors.As(err, &mb) {
 		return apiErr(http.StatusRequestEntityTooLarge, "body_too_large", "the request body is over the limit of %d bytes", mb.Limit)
 	}
+	if errors.Is(err, engine.ErrIndexBehind) {
+		// Before the timeouts: its cause, whatever it is, is the index's.
+		// No Retry-After: the write is stored, and an observation sent
+		// again would be stored twice.
+		return &Error{Status: http.StatusServiceUnavailable, Code: "index_behind",
+			Message: "the write is stored, but the search index failed to apply it: searches miss it until the index catches up (at a later write, or when the server restarts)"}
+	}
+	// Only a read of the body is 408; every other timeout (checked after
+	// the embedder's own failures, which keep their answer) is the
+	// service's, whether the request's deadline or a dependency's.
+	if isBodyTimeout(err) {
+		return apiErr(http.StatusRequestTimeout, "request_timeout", "the request body did not arrive within the server's read timeout")
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		// The request's own deadline (Config.RequestTimeout): an import
 		// that ran past it stopped and undid what it had written.
@@ -95,8 +108,10 @@ func toError(err error) *Error {
 	if e := embedderError(err); e != nil {
 		return e
 	}
-	if isTimeout(err) {
-		return apiErr(http.StatusRequestTimeout, "request_timeout", "the request body did not arrive within the server's read timeout")
+	if isNetTimeout(err) {
+		// A dependency's call (an embedder, a proxied request) ran past
+		// its own deadline, the body having arrived.
+		return &Error{Status: http.StatusServiceUnavailable, Code: "timeout", Message: Message(err)}
 	}
 	var ve *engine.ValidationError
 	if errors.As(err, &ve) {
@@ -158,11 +173,36 @@ func embedderError(err error) *Error {
 	return nil
 }
 
-// isTimeout reports a network read that ran past its deadline (the
-// server's read timeout on a stalled body).
-func isTimeout(err error) bool {
+// isNetTimeout reports a network call that ran past its deadline: the
+// server's read timeout on a stalled body, but also a dependency's own
+// (an embedder, a proxied request), and a context's deadline, which is a
+// net.Error too.
+func isNetTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// bodyTimeout is a read of the request body that ran past the server's
+// read timeout (trackedBody marks it): the one timeout answered 408.
+type bodyTimeout struct{ err error }
+
+func (e *bodyTimeout) Error() string { return e.err.Error() }
+func (e *bodyTimeout) Unwrap() error { return e.err }
+
+// bodyReadError marks err, returned by a read of the request body, as the
+// body's when it is a timeout.
+func bodyReadError(err error) error {
+	if err != nil && isNetTimeout(err) {
+		return &bodyTimeout{err: err}
+	}
+	return err
+}
+
+// isBodyTimeout reports a body that did not arrive within the server's
+// read timeout.
+func isBodyTimeout(err error) bool {
+	var bt *bodyTimeout
+	return errors.As(err, &bt)
 }
 
 // unreadBody reports whether the request may still have body bytes on

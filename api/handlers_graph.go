@@ -64,14 +64,14 @@ func (s *Server) handleImport(c echo.Context) error {
 	r, err := tripletio.NewReader(c.Request().Body, importFormat(c))
 	if err != nil {
 		var mb *http.MaxBytesError
-		if errors.As(err, &mb) || isTimeout(err) {
+		if errors.As(err, &mb) || isBodyTimeout(err) {
 			return err
 		}
 		return apiErr(http.StatusBadRequest, "malformed_body", "%v", err)
 	}
 	ts, lines, errs, err := tripletio.ReadBatch(r, nil, nil, 0)
 	var mb *http.MaxBytesError
-	if errors.As(err, &mb) || isTimeout(err) {
+	if errors.As(err, &mb) || isBodyTimeout(err) {
 		return err
 	}
 	if len(errs) > 0 {

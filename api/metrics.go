@@ -54,13 +54,14 @@ func newMetrics(app *service.App) *metrics {
 	return m
 }
 
-// storeCollector reads the store's sizes, the delivery queues and the
-// embedder's counters at each scrape. No org or project label: the
+// storeCollector reads the store's sizes, whether its search index is
+// behind, the delivery queues and the embedder's counters at each scrape. No org or project label: the
 // series stay few however many tenants there are.
 type storeCollector struct {
 	app                                       *service.App
 	nodes, edges, obs, leases, injects        *prometheus.Desc
 	embedCalls, embedErrors, embedSeconds, up *prometheus.Desc
+	indexBehind                               *prometheus.Desc
 }
 
 func newStoreCollector(app *service.App) *storeCollector {
@@ -73,11 +74,12 @@ func newStoreCollector(app *service.App) *storeCollector {
 		embedErrors:  d("kgctx_embedder_errors_total", "Failed calls of the embedder."),
 		embedSeconds: d("kgctx_embedder_seconds_total", "Time spent in the embedder."),
 		up:           d("kgctx_store_scrape_ok", "1 when the store's gauges could be read at this scrape."),
+		indexBehind:  d("kgctx_index_behind", "1 when a search index failed to apply a stored write and has not caught up: searches miss writes."),
 	}
 }
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.nodes, c.edges, c.obs, c.leases, c.injects, c.embedCalls, c.embedErrors, c.embedSeconds, c.up} {
+	for _, d := range []*prometheus.Desc{c.nodes, c.edges, c.obs, c.leases, c.injects, c.embedCalls, c.embedErrors, c.embedSeconds, c.up, c.indexBehind} {
 		ch <- d
 	}
 }
@@ -105,6 +107,11 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.embedErrors, prometheus.CounterValue, float64(errs))
 		ch <- prometheus.MustNewConstMetric(c.embedSeconds, prometheus.CounterValue, secs)
 	}
+	behind := 0.0
+	if c.app.Store.IndexFailure() != nil {
+		behind = 1
+	}
+	g(c.indexBehind, behind)
 	g(c.up, ok)
 }
 

@@ -285,7 +285,9 @@ func (s *Server) wrap(r *route) echo.HandlerFunc {
 }
 
 // trackedBody remembers whether the body was read to its end, so that an
-// error answer knows whether the connection can carry another request.
+// error answer knows whether the connection can carry another request,
+// and marks a read that timed out as the body's (bodyReadError), so that
+// only it is answered 408.
 type trackedBody struct {
 	io.ReadCloser
 	done bool
@@ -296,7 +298,7 @@ func (b *trackedBody) Read(p []byte) (int, error) {
 	if err == io.EOF {
 		b.done = true
 	}
-	return n, err
+	return n, bodyReadError(err)
 }
 
 // bodyDone reports whether r's body was read to its end.
