@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -160,5 +161,42 @@ func TestIndexBehindReplaysAtOpen(t *testing.T) {
 		if !got[n] {
 			t.Fatalf("after the replay the index misses %s: %v", n, got)
 		}
+	}
+}
+
+// An import that fails midway and is undone while an indexer is behind
+// fails with its own error, not one saying a write is stored; the index
+// failure is still reported (Sync), and heals at the next set.
+func TestImportUndoneWhileIndexBehind(t *testing.T) {
+	ix := newFlaky(0)
+	s, _ := openFlaky(t, ix)
+	s.chunks = chunking{triplets: 10, nodes: 8}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.hooks.chunk = func(_ Tenant, done int) {
+		if done >= 20 {
+			ix.setFails(1 << 30)
+			cancel()
+		}
+	}
+	var in []TripletInput
+	for i := range 100 {
+		in = append(in, tr("S"+strconv.Itoa(i), "calls", "T"+strconv.Itoa(i%9)))
+	}
+	_, err := s.Import(ctx, tenA, in, ImportOptions{})
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrIndexBehind) {
+		t.Fatalf("import cancelled midway, its undo missed by the index: %v", err)
+	}
+	if st, _ := s.Stats(tenA); st.Nodes != 0 {
+		t.Fatalf("the undone import left %+v", st)
+	}
+	if err := s.Sync(context.Background()); !errors.Is(err, ErrIndexBehind) {
+		t.Fatalf("Sync with the index behind: %v", err)
+	}
+	s.hooks.chunk = nil
+	ix.setFails(0)
+	mustImport(t, s, tenA, tr("A", "calls", "B"))
+	if got := nodeNames(s, ix.docIndexer); len(got) != 2 || !got["A"] || !got["B"] {
+		t.Fatalf("after catching up the index holds %v, want A and B", got)
 	}
 }

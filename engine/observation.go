@@ -285,7 +285,13 @@ func (s *Store) AddObservations(ctx context.Context, t Tenant, in []ObservationI
 		if len(created) == 0 {
 			return nil, err
 		}
-		if uerr := s.undoObservations(created, tenants); uerr != nil {
+		uerr := s.undoObservations(created, tenants)
+		if errors.Is(uerr, ErrIndexBehind) {
+			// Stored; only an index missed it (see importRun.fail).
+			s.log.Warn("observations undone; a search index is behind", "org", t.Org, "project", t.Project, "err", uerr)
+			uerr = nil
+		}
+		if uerr != nil {
 			s.log.Error("undoing a failed observation batch failed: the store keeps part of it", "org", t.Org, "project", t.Project, "err", uerr)
 			return nil, fmt.Errorf("engine: adding observations failed after %d of %d: %w; undoing them failed: %w", len(created), len(in), err, uerr)
 		}
