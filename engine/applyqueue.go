@@ -20,9 +20,10 @@ import (
 // watermark stays below the set it missed, the change log keeps that set
 // (trimChangeLog trims below every watermark) and the next open replays
 // it. At each later set the queue tries once to catch the indexer up from
-// the change log instead; until one succeeds, a wait for that set or a
-// later one (a write's read-your-writes, Sync, Check) returns an
-// *IndexError, and IndexFailure reports it.
+// the change log instead; until one succeeds, Sync (and Check) return an
+// *IndexError and IndexFailure reports it. A write's read-your-writes wait
+// does not: its set is committed whatever the indexers did with it, so the
+// failure is the index's to report, not the write's.
 type applyQueue struct {
 	done chan struct{}
 	// ctx is the indexers' context: cancelled when the queue is abandoned,
@@ -194,18 +195,14 @@ func (s *Store) enqueue(cs *ChangeSet, wait bool) {
 	q.mu.Unlock()
 }
 
-// waitApplied blocks until every indexer has seen sequence seq (or the
-// store closes, or ctx ends). It returns the *IndexError of an indexer
-// that is behind at seq: one that failed to apply seq or an earlier set
-// and has not caught up since.
+// waitApplied blocks until every indexer has been handed sequence seq and
+// applied it or failed to (or the store closes, or ctx ends); it returns
+// only ctx's error. A writer calls it after its commit, for
+// read-your-writes: an indexer that failed the set (it is behind) does
+// not make the write fail, since the write is stored; IndexFailure and
+// Sync report the index.
 func (s *Store) waitApplied(ctx context.Context, seq uint64) error {
-	if err := s.waitQueue(ctx, func(q *applyQueue) bool { return q.applied >= seq }); err != nil {
-		return err
-	}
-	q := s.aq
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.behindAt(seq)
+	return s.waitQueue(ctx, func(q *applyQueue) bool { return q.applied >= seq })
 }
 
 // behindAt returns the failure of the indexer that is behind at seq, the
@@ -301,7 +298,12 @@ func (s *Store) Sync(ctx context.Context) error {
 	q.mu.Lock()
 	seq := q.queued
 	q.mu.Unlock()
-	return s.waitApplied(ctx, seq)
+	if err := s.waitApplied(ctx, seq); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.behindAt(seq)
 }
 
 // attached returns the current indexers.

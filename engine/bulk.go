@@ -414,16 +414,7 @@ func (r *importRun) fail(err error) error {
 	if r.done == 0 {
 		return err
 	}
-	uerr := r.undo()
-	if errors.Is(uerr, ErrIndexBehind) {
-		// The undo is stored; only an index missed it, which Sync and
-		// IndexFailure report until it catches up. The import failed
-		// with err and left nothing: an error saying a write is stored
-		// would be false.
-		r.s.log.Warn("import undone; a search index is behind", "org", r.t.Org, "project", r.t.Project, "err", uerr)
-		uerr = nil
-	}
-	if uerr != nil {
+	if uerr := r.undo(); uerr != nil {
 		r.s.log.Error("undoing a failed import failed: the store keeps part of it", "org", r.t.Org, "project", r.t.Project,
 			"committed", r.done, "triplets", len(r.in), "err", uerr)
 		return fmt.Errorf("engine: import failed after %d of %d triplets: %w; undoing them failed: %w", r.done, len(r.in), err, uerr)

@@ -121,9 +121,9 @@
 // Derived indexes follow through a change log (changes.go) replayed at
 // Attach, so a crash between a commit and an index update heals on reopen.
 // An indexer whose Apply fails is retried a few times with backoff; if it
-// still fails it is behind (applyqueue.go): the writes that wait for it,
-// Sync and Check return an *IndexError (ErrIndexBehind; the write itself
-// is stored), IndexFailure reports it, the change log keeps what it
-// missed, and it is caught up from the log at the next change set or the
-// next open.
+// still fails it is behind (applyqueue.go): the writes that wait for it
+// return once it has failed (they are stored; a write never fails for its
+// index), Sync and Check return an *IndexError (ErrIndexBehind),
+// IndexFailure reports it, the change log keeps what it missed, and it is
+// caught up from the log at the next change set or the next open.
 package engine

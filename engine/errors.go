@@ -36,8 +36,9 @@ var (
 	// ErrIndexBehind: an attached indexer failed to apply a committed
 	// change set, retries included. The write is stored; searches miss it
 	// until the indexer catches up (the queue retries at each later change
-	// set) or the store is reopened (the change log is replayed). The
-	// error is an *IndexError.
+	// set) or the store is reopened (the change log is replayed). Sync,
+	// Check and IndexFailure return it, as an *IndexError; a write does
+	// not, since it is stored.
 	ErrIndexBehind = errors.New("engine: search index behind the store")
 )
 

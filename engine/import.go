@@ -49,11 +49,9 @@ type ImportResult struct {
 
 // Import validates and writes a batch of triplets into tenant t. It is all
 // or nothing: a *ValidationError (wrapping ErrInvalidInput) or ErrForbidden
-// means nothing was written, and so does any other error (ctx's included)
-// but one wrapping ErrIndexBehind, which comes after the commit (the
-// import is stored, res counts it, searches miss it for now): a large
-// import commits in chunks and, when it fails after some, undoes them
-// before it returns (see "Concurrency" in doc.go). Validation trims
+// means nothing was written, and so does any other error (ctx's included):
+// a large import commits in chunks and, when it fails after some, undoes
+// them before it returns (see "Concurrency" in doc.go). Validation trims
 // in's strings in place. Re-importing the same triplets creates nothing:
 // nodes are identified per project by normalised name, or by the name
 // itself when the input marks it exact (code.go), edges by (source,

@@ -238,8 +238,7 @@ type pobs struct {
 // see them unless o.NoWait; like Import, it embeds without the writer
 // lock, and stores a large batch in chunks (the same ids as in one),
 // checking ctx between them and deleting the chunks it stored when it
-// fails midway. An error wrapping ErrIndexBehind comes after the commit:
-// the observations are stored, and their ids returned with it.
+// fails midway.
 func (s *Store) AddObservations(ctx context.Context, t Tenant, in []ObservationInput, o ImportOptions) ([]string, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -285,13 +284,7 @@ func (s *Store) AddObservations(ctx context.Context, t Tenant, in []ObservationI
 		if len(created) == 0 {
 			return nil, err
 		}
-		uerr := s.undoObservations(created, tenants)
-		if errors.Is(uerr, ErrIndexBehind) {
-			// Stored; only an index missed it (see importRun.fail).
-			s.log.Warn("observations undone; a search index is behind", "org", t.Org, "project", t.Project, "err", uerr)
-			uerr = nil
-		}
-		if uerr != nil {
+		if uerr := s.undoObservations(created, tenants); uerr != nil {
 			s.log.Error("undoing a failed observation batch failed: the store keeps part of it", "org", t.Org, "project", t.Project, "err", uerr)
 			return nil, fmt.Errorf("engine: adding observations failed after %d of %d: %w; undoing them failed: %w", len(created), len(in), err, uerr)
 		}
@@ -360,10 +353,9 @@ func (s *Store) AddObservations(ctx context.Context, t Tenant, in []ObservationI
 		}
 	}
 	if !o.NoWait && last > 0 {
-		// Committed: a cancelled wait does not undo it, nor an indexer
-		// behind (ErrIndexBehind): the ids are returned with the error.
+		// Committed: a cancelled wait does not undo it.
 		if err := s.waitApplied(context.WithoutCancel(ctx), last); err != nil {
-			return ids, err
+			return nil, err
 		}
 	}
 	return ids, nil

@@ -290,15 +290,22 @@ func TestIndexerReplay(t *testing.T) {
 		t.Fatalf("indexer saw %v %v", ix.docs, ix.applied)
 	}
 	// The indexer misses writes (it fails, as after a crash between commit
-	// and index update): they are stored, and reported as not indexed.
+	// and index update): they succeed, being stored, and the store reports
+	// the index as behind.
 	ix.fail = true
 	s.applyBackoff = time.Microsecond
-	if _, err := s.Import(context.Background(), tenA, []TripletInput{tr("D", "calls", "E")}, ImportOptions{}); !errors.Is(err, ErrIndexBehind) {
+	if _, err := s.Import(context.Background(), tenA, []TripletInput{tr("D", "calls", "E")}, ImportOptions{}); err != nil {
 		t.Fatalf("import the indexer failed: %v", err)
 	}
 	c, _ := s.QueryTriplets(tenA, TripletQuery{Object: "C"})
-	if err := s.DeleteNode(context.Background(), tenA, c[0].TargetNodeID); !errors.Is(err, ErrIndexBehind) {
+	if err := s.DeleteNode(context.Background(), tenA, c[0].TargetNodeID); err != nil {
 		t.Fatalf("delete the indexer failed: %v", err)
+	}
+	if err := s.IndexFailure(); !errors.Is(err, ErrIndexBehind) {
+		t.Fatalf("IndexFailure after writes the indexer failed: %v", err)
+	}
+	if err := s.Sync(context.Background()); !errors.Is(err, ErrIndexBehind) {
+		t.Fatalf("Sync after writes the indexer failed: %v", err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,8 @@
 // the same bleve batch as the documents. So each side is durable up to its
 // watermark and the store replays the rest: reopening never rebuilds. An
 // Apply that fails (a bleve or Badger error) is retried by the store, and
-// if it keeps failing the writes waiting for it get engine.ErrIndexBehind
+// if it keeps failing the store's Sync and IndexFailure report
+// engine.ErrIndexBehind (the writes themselves succeed: they are stored)
 // until a later change set, or the next open, catches the index up.
 //
 // # Concurrency

@@ -156,11 +156,17 @@ func TestReplayAfterMissedApply(t *testing.T) {
 	if _, err := f.st.Import(ctx, ten, []engine.TripletInput{{Source: "Alpha", Relationship: "calls", Target: "Beta"}}, engine.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// Close the indexes first: the store's later writes cannot reach them,
-	// and the write says so (it is stored all the same).
+	// Close the indexes first: the store's later writes cannot reach them.
+	// The write succeeds (it is stored); the store reports the index.
 	f.ix.Close()
-	if _, err := f.st.Import(ctx, ten, []engine.TripletInput{{Source: "GammaRay", Relationship: "calls", Target: "Beta"}}, engine.ImportOptions{}); !errors.Is(err, engine.ErrIndexBehind) {
+	if _, err := f.st.Import(ctx, ten, []engine.TripletInput{{Source: "GammaRay", Relationship: "calls", Target: "Beta"}}, engine.ImportOptions{}); err != nil {
 		t.Fatalf("import the closed index missed: %v", err)
+	}
+	if err := f.st.IndexFailure(); !errors.Is(err, engine.ErrIndexBehind) {
+		t.Fatalf("IndexFailure after a write the closed index missed: %v", err)
+	}
+	if err := f.st.Sync(ctx); !errors.Is(err, engine.ErrIndexBehind) {
+		t.Fatalf("Sync after a write the closed index missed: %v", err)
 	}
 	f.st.Close()
 	f.closed = true
