@@ -87,13 +87,6 @@ func toError(err error) *Error {
 	if errors.As(err, &mb) {
 		return apiErr(http.StatusRequestEntityTooLarge, "body_too_large", "the request body is over the limit of %d bytes", mb.Limit)
 	}
-	if errors.Is(err, engine.ErrIndexBehind) {
-		// Before the timeouts: its cause, whatever it is, is the index's.
-		// No Retry-After: the write is stored, and an observation sent
-		// again would be stored twice.
-		return &Error{Status: http.StatusServiceUnavailable, Code: "index_behind",
-			Message: "the write is stored, but the search index failed to apply it: searches miss it until the index catches up (at a later write, or when the server restarts)"}
-	}
 	// Only a read of the body is 408; every other timeout (checked after
 	// the embedder's own failures, which keep their answer) is the
 	// service's, whether the request's deadline or a dependency's.

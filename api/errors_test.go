@@ -29,7 +29,7 @@ func netTimeout() error {
 // Only a body that did not arrive is 408: a timeout of anything else (an
 // embedder call or its retries past their deadline, a proxied call) is
 // the service's, answered 503, and an embedder's failures keep their own
-// answer. An index behind its store is 503 too, saying the write is stored.
+// answer.
 func TestToErrorTimeouts(t *testing.T) {
 	for _, c := range []struct {
 		name       string
@@ -45,7 +45,6 @@ func TestToErrorTimeouts(t *testing.T) {
 			503, "embedder_unavailable", true},
 		{"os deadline from a dependency", fmt.Errorf("engine: vectorize: %w", os.ErrDeadlineExceeded), 503, "timeout", false},
 		{"a body read past the read timeout", bodyReadError(fmt.Errorf("tripletio: line 3: %w", netTimeout())), 408, "request_timeout", false},
-		{"index behind", fmt.Errorf("compose: %w", &engine.IndexError{Indexer: "index", Seq: 7, Err: netTimeout()}), 503, "index_behind", false},
 	} {
 		e := toError(c.err)
 		if e.Status != c.status || e.Code != c.code || (e.RetryAfter > 0) != c.retryAfter {
@@ -113,39 +112,71 @@ func (x *failingIndexer) set(on bool) {
 	x.mu.Unlock()
 }
 
-// A write whose index update fails (retries included) is answered 503
-// index_behind, saying it is stored, and the metric says so until a later
-// write catches the index up.
-func TestIndexBehindIs503(t *testing.T) {
+// A write whose index update fails (retries included) is stored, so it is
+// answered as usual (a write answered 4xx or 5xx changed nothing), with a
+// Warning header that every answer carries while the index is behind, and
+// the metric says so, until a later write catches the index up.
+func TestIndexBehindWarns(t *testing.T) {
 	s := startServer(t)
 	ix := &failingIndexer{}
 	if err := s.app.Store.Attach(context.Background(), ix); err != nil {
 		t.Fatal(err)
 	}
 	imp := s.token("org_a", "importer")
-	behind := func(want string) {
+	ag := s.token("org_a", "agent")
+	check := func(what string, r resp, behind bool) {
+		t.Helper()
+		if r.status/100 != 2 {
+			t.Fatalf("%s: %d %s, want 2xx", what, r.status, r.body)
+		}
+		want := ""
+		if behind {
+			want = indexBehindWarning
+		}
+		if got := r.header.Get("Warning"); got != want {
+			t.Fatalf("%s: Warning %q, want %q", what, got, want)
+		}
+	}
+	metric := func(want string) {
 		t.Helper()
 		m := s.do(http.MethodGet, "/metrics", s.admin, "", nil)
+		check("metrics", m, want == "1")
 		if !strings.Contains(string(m.body), "\nkgctx_index_behind "+want+"\n") {
 			t.Fatalf("metrics, want kgctx_index_behind %s:\n%s", want, m.body)
 		}
 	}
+	check("stats with the index current", s.do(http.MethodGet, "/v1/orgs/org_a/projects/p/graph/stats", ag, "", nil), false)
 	ix.set(true)
 	r := s.do(http.MethodPost, "/v1/orgs/org_a/projects/p/triplets", imp, "application/json",
 		[]byte(`[{"source": "A", "relationship": "calls", "target": "B"}]`))
-	if r.status != http.StatusServiceUnavailable || r.errCode() != "index_behind" || r.header.Get("Retry-After") != "" ||
-		!strings.Contains(string(r.body), "stored") {
-		t.Fatalf("import the index failed: %d %v %s", r.status, r.header, r.body)
+	check("import the index failed", r, true)
+	var res struct{ Accepted, NodesCreated int }
+	r.json(t, &res)
+	if res.Accepted != 1 || res.NodesCreated != 2 {
+		t.Fatalf("import the index failed: %s", r.body)
 	}
 	if st := s.stats("org_a", "p"); st.Triplets != 1 {
 		t.Fatalf("the write is not stored: %+v", st)
 	}
-	behind("1")
+	metric("1")
+	r = s.do(http.MethodPost, "/v1/orgs/org_a/projects/p/observations", imp, "application/json",
+		[]byte(`{"content": "the auth service times out under load"}`))
+	check("observation while the index is behind", r, true)
+	var ids struct{ IDs []string }
+	if r.json(t, &ids); len(ids.IDs) != 1 {
+		t.Fatalf("observation while the index is behind: %s", r.body)
+	}
+	check("stats while the index is behind", s.do(http.MethodGet, "/v1/orgs/org_a/projects/p/graph/stats", ag, "", nil), true)
+	if r := s.do(http.MethodGet, "/v1/orgs/org_b/projects/p/graph/stats", ag, "", nil); r.status != http.StatusForbidden ||
+		r.header.Get("Warning") != indexBehindWarning {
+		t.Fatalf("an error answer while the index is behind: %d %v", r.status, r.header)
+	}
+	// The index works again: the next write catches it up, and its answer,
+	// as every later one, has no warning.
 	ix.set(false)
 	r = s.do(http.MethodPost, "/v1/orgs/org_a/projects/p/triplets", imp, "application/json",
 		[]byte(`[{"source": "C", "relationship": "calls", "target": "D"}]`))
-	if r.status/100 != 2 {
-		t.Fatalf("import once the index works: %d %s", r.status, r.body)
-	}
-	behind("0")
+	check("import once the index works", r, false)
+	metric("0")
+	check("stats once the index caught up", s.do(http.MethodGet, "/v1/orgs/org_a/projects/p/graph/stats", ag, "", nil), false)
 }

@@ -226,7 +226,8 @@ func New(cfg Config) (*Server, error) {
 // are decided from the headers alone, before a byte of the body is read: a
 // caller without a valid token, or with a body declared over the limit, is
 // answered at once and the connection closed (errorHandler), whatever it
-// does with the rest of its body.
+// does with the rest of its body. Every answer, error or not, carries the
+// Warning header while a search index is behind (warnIndexBehind).
 func (s *Server) wrap(r *route) echo.HandlerFunc {
 	limit := s.cfg.MaxBodyBytes
 	if r.importBody {
@@ -234,6 +235,7 @@ func (s *Server) wrap(r *route) echo.HandlerFunc {
 	}
 	routed := s.cfg.Cluster != nil && routedByOrg(r)
 	return func(c echo.Context) error {
+		c.Response().Before(func() { s.warnIndexBehind(c) })
 		req := c.Request()
 		var tok auth.Token
 		if r.minRole != "" {
@@ -281,6 +283,23 @@ func (s *Server) wrap(r *route) echo.HandlerFunc {
 			}
 		}
 		return r.h(c)
+	}
+}
+
+// indexBehindWarning is the Warning header (RFC 9111 section 5.5, code
+// 199: miscellaneous) of every answer given while a search index is behind
+// the store (engine.Store.IndexFailure). A write is stored all the same
+// and answered as usual: a write answered 4xx or 5xx must have changed
+// nothing, so the index's failure cannot be the write's.
+const indexBehindWarning = `199 kgctx "search index behind the store: searches miss recent writes until it catches up"`
+
+// warnIndexBehind sets the Warning header while a search index is behind.
+// It runs right before the header is written (Response.Before), so a write
+// is judged after its wait for the indexes: the write whose index update
+// failed carries it, the one that caught the index up does not.
+func (s *Server) warnIndexBehind(c echo.Context) {
+	if s.app.Store.IndexFailure() != nil {
+		c.Response().Header().Set("Warning", indexBehindWarning)
 	}
 }
 
