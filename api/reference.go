@@ -32,7 +32,9 @@ func (s *Server) Reference() string {
 	b.WriteString("The same content, machine-readable, is `GET /openapi.json` on a running server.\n\n")
 	b.WriteString("Every route but `/healthz` needs `Authorization: Bearer <token>`; the token decides the org (a path or body naming\n")
 	b.WriteString("another org is 403, operators excepted). Bodies are JSON unless a route says otherwise. Errors are\n")
-	b.WriteString("`{\"error\": {\"code\", \"message\", \"lines\"?}}`; a write answered 4xx or 5xx changed nothing.\n\n")
+	b.WriteString("`{\"error\": {\"code\", \"message\", \"lines\"?}}`; a write answered 4xx or 5xx changed nothing.\n")
+	b.WriteString("While a search index is behind the store (it failed to apply a stored write), every answer carries\n" +
+		"`Warning: " + indexBehindWarning + "`; the write itself is answered as usual.\n\n")
 
 	paths, _ := d["paths"].(map[string]any)
 	type op struct {
