@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/kgctx/kgctx/compose"
@@ -117,6 +118,10 @@ type WriteResult struct {
 	Duplicate bool
 	Feedback  sessionlog.FeedbackResult
 	Learned   *compose.LearnResult // WriteToolResult
+	// Replayed: the write's idempotency key was applied before (a
+	// retry), and this is the first application's result, or an empty
+	// one when it was not kept; nothing was applied again.
+	Replayed bool
 	// Seq is the log sequence of a replicated write (0 on a single node);
 	// Shard names its log.
 	Seq   uint64
@@ -140,8 +145,49 @@ func (a *App) Write(ctx context.Context, w Write) (WriteResult, error) {
 	if p, ok := ctx.Value(positionsKey{}).(*engine.Positions); ok && res.Seq > 0 {
 		p.Note(res.Shard, res.Seq)
 	}
+	if k, ok := ctx.Value(idempotencyKey{}).(*Idempotency); ok && res.Replayed {
+		k.replayed.Store(true)
+	}
 	return res, err
 }
+
+// Idempotency is a request's idempotency key (the HTTP Idempotency-Key
+// header) as its writes see it. A request may make several writes, in an
+// order that depends only on the request: the key of each is the
+// request's key and the write's index in the request, so that a retry of
+// the request names each write as the first attempt did. Safe for
+// concurrent use.
+type Idempotency struct {
+	scope, key string
+	next       atomic.Int64
+	replayed   atomic.Bool
+}
+
+type idempotencyKey struct{}
+
+// WithIdempotencyKey returns a context whose writes carry key, scoped to
+// scope (the caller: two callers' equal keys name different writes), and
+// the Idempotency that tells whether one of them was a replay.
+func WithIdempotencyKey(ctx context.Context, scope, key string) (context.Context, *Idempotency) {
+	k := &Idempotency{scope: scope, key: key}
+	return context.WithValue(ctx, idempotencyKey{}, k), k
+}
+
+// NextIdempotencyKey is the idempotency key of the next write made with
+// ctx: the request's scope and key and the write's index among the
+// request's writes (a Writer calls it once per write); ok is false when
+// the request has no key.
+func NextIdempotencyKey(ctx context.Context) (scope, key string, index int64, ok bool) {
+	k, ok := ctx.Value(idempotencyKey{}).(*Idempotency)
+	if !ok {
+		return "", "", 0, false
+	}
+	return k.scope, k.key, k.next.Add(1) - 1, true
+}
+
+// Replayed reports whether a write of the request was a replay of one
+// applied before under the same key (WriteResult.Replayed).
+func (k *Idempotency) Replayed() bool { return k.replayed.Load() }
 
 type positionsKey struct{}
 
@@ -311,6 +357,11 @@ var (
 	// ErrUnavailable: the log or the nodes a request needs are out of
 	// reach; nothing was changed, or the change is not yet visible here.
 	ErrUnavailable = errors.New("cluster unavailable")
+	// ErrOutcomeUnknown: a replicated write was sent to the log but its
+	// acknowledgement did not come in time (or it was stored but not yet
+	// applied here): it may or may not take effect. A retry with the
+	// same idempotency key applies it at most once.
+	ErrOutcomeUnknown = errors.New("write outcome unknown")
 	// ErrBadSequence: a request named a log position that is not
 	// SHARD:SEQ.
 	ErrBadSequence = errors.New("bad log position")
