@@ -21,8 +21,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/compose/service"
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/policy"
 )
 
 // StreamName and Subject name a shard's stream and its write subject.
@@ -73,9 +75,11 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValu
 // with the stream's name: a write cannot be moved to another stream or
 // have its headers changed without the MAC failing.
 const (
-	// idHeader is the write's id (random); JetStream's Nats-Msg-Id is
-	// derived from it (msgID), so that a replay within the stream's
-	// duplicate window is dropped by JetStream itself.
+	// idHeader is the write's id: random, or derived from the request's
+	// idempotency key (Keys.keyedID); JetStream's Nats-Msg-Id is derived
+	// from it (msgID), so that a replay or a retry within the stream's
+	// duplicate window is dropped by JetStream itself, and the appliers
+	// skip a keyed id they applied before (after the window).
 	idHeader = "Kgctx-Id"
 	// atHeader is when the publisher made the write (unix milliseconds
 	// of its clock): the applier refuses a write stored far from it (a
@@ -106,6 +110,17 @@ const (
 	DefaultMaxWriteBytes = 128 << 20
 	// maxChunks bounds the parts of a write.
 	maxChunks = 1 << 16
+	// keyedKeep is how long, by the log's time, an applier remembers a
+	// keyed write it applied: a retry within it is not applied again.
+	// It covers any client's retries of one call (the Go client gives up
+	// after minutes) and the usual day of an idempotency key.
+	keyedKeep = 24 * time.Hour
+	// keyedSweep is how often, by the log's time, the remembered keyed
+	// writes older than keyedKeep are deleted.
+	keyedSweep = time.Hour
+	// keptResultBytes bounds the result kept with a keyed write; a
+	// larger one is answered to a retry as empty.
+	keptResultBytes = 64 << 10
 )
 
 // msgID is the Nats-Msg-Id of part index of write id (-1: not split).
@@ -132,6 +147,9 @@ type PublishOptions struct {
 	// MaxWriteBytes bounds the write's encoding (default
 	// DefaultMaxWriteBytes): over it, ErrTooLarge.
 	MaxWriteBytes int
+	// ID is the write's id (Keys.keyedID for a write with an idempotency
+	// key); "" draws a random one.
+	ID string
 }
 
 // Publish appends w, signed, to the shard's stream and returns its
@@ -140,25 +158,38 @@ type PublishOptions struct {
 // parts, published one after the other; its sequence is the last part's,
 // where the appliers apply it whole. A write over o.MaxWriteBytes is
 // refused with engine.ErrTooLarge, nothing published.
-func Publish(ctx context.Context, js jetstream.JetStream, keys *Keys, shard string, w service.Write, o PublishOptions) (uint64, error) {
+//
+// dup reports that JetStream already held a write of the same id (o.ID:
+// a retry within the duplicate window): seq is the first one's. An error
+// wrapping ErrOutcomeUnknown is a message sent whose acknowledgement did
+// not come (ctx ended, the connection closed while waiting): it may be
+// stored and applied. Any other error is JetStream's certain refusal (no
+// stream answered, an error answer) or a failure before anything was
+// sent: the write will not be applied (the parts of a split write stored
+// before it are dropped by the appliers, incomplete).
+func Publish(ctx context.Context, js jetstream.JetStream, keys *Keys, shard string, w service.Write, o PublishOptions) (seq uint64, dup bool, err error) {
 	b, err := json.Marshal(w)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if o.MaxWriteBytes <= 0 {
 		o.MaxWriteBytes = DefaultMaxWriteBytes
 	}
 	if len(b) > o.MaxWriteBytes {
-		return 0, fmt.Errorf("%w: the write is %d bytes, over the cluster's limit of %d bytes a write; send it in smaller requests",
+		return 0, false, fmt.Errorf("%w: the write is %d bytes, over the cluster's limit of %d bytes a write; send it in smaller requests",
 			engine.ErrTooLarge, len(b), o.MaxWriteBytes)
 	}
 	stream := StreamName(keys.cluster, shard)
-	var id [16]byte
-	rand.Read(id[:])
+	id := o.ID
+	if id == "" {
+		var r [16]byte
+		rand.Read(r[:])
+		id = hex.EncodeToString(r[:])
+	}
 	at := strconv.FormatInt(time.Now().UnixMilli(), 10)
 	hdr := func(chunk string, index int) nats.Header {
 		h := nats.Header{}
-		h.Set(idHeader, hex.EncodeToString(id[:]))
+		h.Set(idHeader, id)
 		h.Set(atHeader, at)
 		if o.Origin != "" {
 			h.Set(originHeader, o.Origin)
@@ -174,7 +205,6 @@ func Publish(ctx context.Context, js jetstream.JetStream, keys *Keys, shard stri
 	if part < 1<<10 {
 		part = int(js.Conn().MaxPayload()) / 2
 	}
-	var seq uint64
 	n := (len(b) + part - 1) / part
 	for i := 0; i == 0 || i < n; i++ {
 		data, h := b, hdr("", -1)
@@ -184,15 +214,34 @@ func Publish(ctx context.Context, js jetstream.JetStream, keys *Keys, shard stri
 		}
 		h.Set(macHeader, base64.StdEncoding.EncodeToString(keys.writeMAC(stream, h, data)))
 		msg := &nats.Msg{Subject: Subject(keys.cluster, shard), Header: h, Data: data}
+		if err := ctx.Err(); err != nil {
+			return 0, false, fmt.Errorf("cluster: publish to %s: %w", shard, err) // nothing more sent
+		}
+		if js.Conn().IsClosed() {
+			return 0, false, fmt.Errorf("cluster: publish to %s: %w", shard, nats.ErrConnectionClosed)
+		}
 		ack, err := js.PublishMsg(ctx, msg)
 		if err != nil {
-			return 0, fmt.Errorf("cluster: publish to %s: %w", shard, err)
+			if ackUnknown(err) {
+				return 0, false, fmt.Errorf("%w: JetStream did not acknowledge the write to %s: %v", ErrOutcomeUnknown, shard, err)
+			}
+			return 0, false, fmt.Errorf("cluster: publish to %s: %w", shard, err)
 		}
-		seq = ack.Sequence
+		seq, dup = ack.Sequence, ack.Duplicate
 	}
 	q := strconv.AppendUint(nil, seq, 10)
 	js.Conn().Publish(notifySubject(keys.cluster, shard), append(append(q, ' '), base64.StdEncoding.EncodeToString(keys.noticeMAC(stream, q))...))
-	return seq, nil
+	return seq, dup, nil
+}
+
+// ackUnknown reports an error of a publish whose message went out (or
+// may go out: one buffered while the connection reconnects is sent when
+// it is back) without its acknowledgement: the wait ended or the
+// connection closed under it. No responders, an error answer from
+// JetStream, a bad message are certain refusals.
+func ackUnknown(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionDraining)
 }
 
 // Applier applies one shard's stream to a store, in order, from the
@@ -223,6 +272,7 @@ type Applier struct {
 	parts    map[string]*partial // split writes being received, by id
 	recovery []partialMark       // the split writes to read again at start
 	logged   map[string]*logLimit
+	swept    time.Time // the log's time of the last sweep of keyed writes
 
 	mu      sync.Mutex
 	applied uint64
@@ -563,6 +613,10 @@ func (a *Applier) part(m *jetstream.RawStreamMsg) ([]byte, *refusal) {
 		return bad("%d bytes, over the limit of %d", size, a.o.MaxWriteBytes)
 	}
 	p := a.parts[id]
+	// The parts of a keyed write may come from two attempts (a retry
+	// sends the parts the first one did not store, JetStream drops the
+	// others): made at another time, by another node.
+	keyed := strings.HasPrefix(id, keyedPrefix)
 	switch {
 	case p != nil && p.last == m.Sequence:
 		// Taken already.
@@ -573,7 +627,7 @@ func (a *Applier) part(m *jetstream.RawStreamMsg) ([]byte, *refusal) {
 			data: make([]byte, 0, min(size, 64<<20))}
 		a.parts[id] = p
 		fallthrough
-	case p != nil && i == p.next && n == p.count && size == p.size && h.Get(atHeader) == p.at && h.Get(originHeader) == p.origin:
+	case p != nil && i == p.next && n == p.count && size == p.size && (h.Get(atHeader) == p.at && h.Get(originHeader) == p.origin || keyed):
 		p.data = append(p.data, m.Data...)
 		p.next, p.last = p.next+1, m.Sequence
 	case p == nil:
@@ -652,13 +706,35 @@ func (a *Applier) apply(ctx context.Context, seq uint64, m *jetstream.RawStreamM
 		data, rej = a.part(m)
 		if data == nil && rej == nil {
 			// A part: nothing to apply until the last one.
-			return a.record(seq, false, res, nil)
+			return a.record(seq, false, res, nil, nil)
 		}
 		if rej == nil {
 			split = m.Header.Get(idHeader)
 		}
 	default:
 		trusted = true
+	}
+	var keyed *keyedRecord // a keyed write applied now, to remember
+	if id := m.Header.Get(idHeader); rej == nil && strings.HasPrefix(id, keyedPrefix) {
+		// A retry of a keyed write applied before (past JetStream's
+		// duplicate window): answered with the first result, not applied
+		// again. Every replica decides alike: by the log's time.
+		prev, err := a.keyed(id, m.Time)
+		if err != nil {
+			return err
+		}
+		if prev != nil {
+			a.log.Info("cluster: a retried write already applied; not applied again", "stream", a.stream, "seq", seq, "first", prev.Seq)
+			res, err = prev.result()
+			if err := a.record(seq, trusted && m.Header.Get(originHeader) == a.o.Origin && a.o.Origin != "", res, err, nil); err != nil {
+				return err
+			}
+			if split != "" {
+				delete(a.parts, split)
+			}
+			return nil
+		}
+		keyed = &keyedRecord{ID: id, Seq: seq, At: m.Time.UnixMilli()}
 	}
 	if rej == nil {
 		var w service.Write
@@ -676,11 +752,20 @@ func (a *Applier) apply(ctx context.Context, seq uint64, m *jetstream.RawStreamM
 	if rej != nil {
 		a.rejected(rej.reason, seq, rej.err)
 		err = rej.err
+		keyed = nil // not the write's own answer: a retry may do better
+	}
+	if keyed != nil {
+		keyed.keep(res, err)
 	}
 	// A refused write was refused on every replica alike; it is recorded
 	// as applied and answered with its error.
-	if err := a.record(seq, trusted && m.Header.Get(originHeader) == a.o.Origin && a.o.Origin != "", res, err); err != nil {
+	if err := a.record(seq, trusted && m.Header.Get(originHeader) == a.o.Origin && a.o.Origin != "", res, err, keyed); err != nil {
 		return err
+	}
+	if keyed != nil && m.Time.Sub(a.swept) > keyedSweep {
+		if err := a.sweep(m.Time); err != nil {
+			a.log.Warn("cluster: forgetting old keyed writes", "stream", a.stream, "err", err)
+		}
 	}
 	if split != "" {
 		delete(a.parts, split) // applied whole
@@ -711,9 +796,10 @@ func (a *Applier) admit(ctx context.Context, w service.Write) (*refusal, error) 
 }
 
 // record notes seq applied in the store (with the split writes still
-// incomplete, to read again after a restart) and, for a write this node
-// published, its result.
-func (a *Applier) record(seq uint64, keep bool, res service.WriteResult, err error) error {
+// incomplete, to read again after a restart, and a keyed write's record
+// when keyed is not nil, in the same transaction) and, for a write this
+// node published, its result.
+func (a *Applier) record(seq uint64, keep bool, res service.WriteResult, err error, keyed *keyedRecord) error {
 	v := binary.BigEndian.AppendUint64(nil, seq)
 	if len(a.parts) > 0 {
 		marks := make([]partialMark, 0, len(a.parts))
@@ -730,7 +816,21 @@ func (a *Applier) record(seq uint64, keep bool, res service.WriteResult, err err
 			v = append(v, b...)
 		}
 	}
-	if err := a.app.Store.KV().Update(func(txn *badger.Txn) error { return txn.Set(a.key, v) }); err != nil {
+	var kv []byte
+	if keyed != nil {
+		var jerr error
+		if kv, jerr = json.Marshal(keyed); jerr != nil {
+			return jerr
+		}
+	}
+	if err := a.app.Store.KV().Update(func(txn *badger.Txn) error {
+		if keyed != nil {
+			if err := txn.Set(a.keyedKey(keyed.ID), kv); err != nil {
+				return err
+			}
+		}
+		return txn.Set(a.key, v)
+	}); err != nil {
 		return err
 	}
 	res.Seq, res.Shard = seq, a.shard
@@ -750,4 +850,160 @@ func (a *Applier) record(seq uint64, keep bool, res service.WriteResult, err err
 	a.changed = make(chan struct{})
 	a.mu.Unlock()
 	return nil
+}
+
+// keyedRecord is what an applier keeps of a keyed write it applied (a
+// storage record, under keyedKey): when, and the result to answer a
+// retry with.
+type keyedRecord struct {
+	V   int    `json:"v"`
+	ID  string `json:"id"`
+	Seq uint64 `json:"seq"`
+	At  int64  `json:"at"` // the log's time of the write, unix milliseconds
+	// Res is the result (nil: over keptResultBytes); Err and Code the
+	// refusal (Code: its kind, refusalKinds).
+	Res  json.RawMessage `json:"res,omitempty"`
+	Err  string          `json:"err,omitempty"`
+	Code string          `json:"code,omitempty"`
+}
+
+const keyedVersion = 1
+
+// refusalKinds are the errors a service refusal is answered with again
+// to a retry, by Code.
+var refusalKinds = []struct {
+	code string
+	err  error
+}{
+	{"invalid_input", engine.ErrInvalidInput}, {"not_found", engine.ErrNotFound}, {"forbidden", engine.ErrForbidden},
+	{"too_large", engine.ErrTooLarge}, {"conflict", engine.ErrConflict}, {"dimension_mismatch", engine.ErrDimensionMismatch},
+	{"invalid_request", compose.ErrInvalidRequest}, {"invalid_policy", policy.ErrInvalidPolicy},
+}
+
+// keep sets r's result to res, err.
+func (r *keyedRecord) keep(res service.WriteResult, err error) {
+	r.V = keyedVersion
+	if err != nil {
+		r.Err, r.Code = err.Error(), "invalid_input"
+		for _, k := range refusalKinds {
+			if errors.Is(err, k.err) {
+				r.Code = k.code
+				break
+			}
+		}
+		return
+	}
+	if b, jerr := json.Marshal(res); jerr == nil && len(b) <= keptResultBytes {
+		r.Res = b
+	}
+}
+
+// result is the kept result, marked a replay.
+func (r *keyedRecord) result() (service.WriteResult, error) {
+	var res service.WriteResult
+	if r.Err != "" {
+		e := replayedError{msg: r.Err, is: engine.ErrInvalidInput}
+		for _, k := range refusalKinds {
+			if k.code == r.Code {
+				e.is = k.err
+			}
+		}
+		return service.WriteResult{Replayed: true}, e
+	}
+	if len(r.Res) > 0 && json.Unmarshal(r.Res, &res) != nil {
+		res = service.WriteResult{}
+	}
+	res.Replayed = true
+	return res, nil
+}
+
+// replayedError is a refusal answered again to a retry: its first text,
+// and the sentinel it matched.
+type replayedError struct {
+	msg string
+	is  error
+}
+
+func (e replayedError) Error() string { return e.msg }
+func (e replayedError) Unwrap() error { return e.is }
+
+// keyedKey is the store key of keyed write id of the stream: after the
+// applied record's key and a 0 byte (no stream name has one).
+func (a *Applier) keyedKey(id string) []byte {
+	k := append(append([]byte{}, a.key...), 0)
+	return append(k, id...)
+}
+
+// keyed is the record of keyed write id if it was applied within
+// keyedKeep of now (the log's time), else nil.
+func (a *Applier) keyed(id string, now time.Time) (*keyedRecord, error) {
+	v, err := a.app.Store.KV().Get(a.keyedKey(id))
+	if errors.Is(err, engine.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r keyedRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return nil, fmt.Errorf("cluster: keyed write %s of %s: %w", id, a.stream, err)
+	}
+	if now.Sub(time.UnixMilli(r.At)) > keyedKeep {
+		return nil, nil // forgotten, as if swept
+	}
+	return &r, nil
+}
+
+// sweep deletes the keyed writes applied more than keyedKeep before now
+// (the log's time); keyed takes them for absent already, so when a
+// replica sweeps changes nothing it decides.
+func (a *Applier) sweep(now time.Time) error {
+	prefix := a.keyedKey("")
+	var old [][]byte
+	err := a.app.Store.KV().Iterate(prefix, func(k, v []byte) error {
+		var r keyedRecord
+		if json.Unmarshal(v, &r) != nil || now.Sub(time.UnixMilli(r.At)) > keyedKeep {
+			old = append(old, append([]byte{}, k...))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for len(old) > 0 {
+		batch := old[:min(len(old), 1000)]
+		old = old[len(batch):]
+		if err := a.app.Store.KV().Update(func(txn *badger.Txn) error {
+			for _, k := range batch {
+				if err := txn.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	a.swept = now
+	return nil
+}
+
+// Replayed waits until seq is applied and answers a write JetStream found
+// a duplicate of (the same keyed id, within its window): the first
+// one's result, at seq, marked a replay (empty when it was not kept).
+func (a *Applier) Replayed(ctx context.Context, seq uint64, id string) (service.WriteResult, error) {
+	if err := a.WaitFor(ctx, seq); err != nil {
+		return service.WriteResult{}, err
+	}
+	a.mu.Lock()
+	delete(a.results, seq) // the first attempt's, if it gave up waiting here
+	a.mu.Unlock()
+	r, err := a.keyed(id, time.Now())
+	if err != nil {
+		return service.WriteResult{}, err
+	}
+	if r == nil {
+		return service.WriteResult{Replayed: true}, nil
+	}
+	return r.result()
 }

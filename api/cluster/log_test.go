@@ -139,7 +139,7 @@ func TestReplicasApplyInOrder(t *testing.T) {
 						wr = service.Write{Kind: service.WriteInjectionLog, Org: ten.Org, Project: ten.Project, Log: &sessionlog.InjectionLog{
 							SessionID: ses, OrgID: ten.Org, ProjectID: ten.Project, WorkType: "bug_fix", QueryText: fmt.Sprintf("q %d", i)}}
 					}
-					seq, err := Publish(ctx, js, testKeys(t, "test"), "s0", wr, PublishOptions{})
+					seq, _, err := Publish(ctx, js, testKeys(t, "test"), "s0", wr, PublishOptions{})
 					if err != nil {
 						t.Error(err)
 						return

@@ -70,6 +70,11 @@ var (
 	// ErrUnavailable: NATS or the nodes a request needs are out of reach;
 	// the request changed nothing, or (a write) may be retried.
 	ErrUnavailable = service.ErrUnavailable
+	// ErrOutcomeUnknown: a write was sent to the log but JetStream's
+	// acknowledgement did not come, or it is stored but not yet applied
+	// here: it may or may not take effect. Retrying it with the same
+	// idempotency key applies it at most once.
+	ErrOutcomeUnknown = service.ErrOutcomeUnknown
 )
 
 var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
@@ -732,25 +737,49 @@ func (n *Node) Write(ctx context.Context, w service.Write) (service.WriteResult,
 	if f == nil {
 		return service.WriteResult{}, fmt.Errorf("%w: this node does not apply shard %s", ErrUnavailable, shard)
 	}
-	pctx, pcancel := context.WithTimeout(ctx, publishWait)
-	seq, err := Publish(pctx, n.js, n.keys, shard, w, PublishOptions{Origin: n.origin, MaxWriteBytes: n.cfg.MaxWriteBytes})
-	pcancel()
-	if errors.Is(err, engine.ErrTooLarge) {
-		return service.WriteResult{}, err
+	o := PublishOptions{Origin: n.origin, MaxWriteBytes: n.cfg.MaxWriteBytes}
+	if scope, key, index, ok := service.NextIdempotencyKey(ctx); ok {
+		o.ID = n.keys.keyedID(scope, key, index)
 	}
-	if err != nil {
+	pctx, pcancel := context.WithTimeout(ctx, publishWait)
+	seq, dup, err := Publish(pctx, n.js, n.keys, shard, w, o)
+	pcancel()
+	switch {
+	case errors.Is(err, engine.ErrTooLarge):
+		return service.WriteResult{}, err
+	case errors.Is(err, ErrOutcomeUnknown):
+		return service.WriteResult{}, fmt.Errorf("%w: %v within %s; the write may or may not have been stored and applied: %s",
+			ErrOutcomeUnknown, err, publishWait, retryAdvice(o.ID))
+	case err != nil:
 		return service.WriteResult{}, fmt.Errorf("%w: the write was not acknowledged by JetStream, nothing was written: %v", ErrUnavailable, err)
 	}
 	// Applying here follows the log within moments; ReadWait bounds the
 	// wait when this node's applier is stalled (its NATS server lost).
 	wctx, cancel := context.WithTimeout(ctx, n.cfg.ReadWait)
 	defer cancel()
-	res, err := f.ap.Result(wctx, seq)
+	var res service.WriteResult
+	if dup {
+		res, err = f.ap.Replayed(wctx, seq, o.ID)
+	} else {
+		res, err = f.ap.Result(wctx, seq)
+	}
 	if err != nil && wctx.Err() != nil {
-		return service.WriteResult{Seq: seq, Shard: shard}, fmt.Errorf("%w: written at %s:%d but not yet applied here", ErrUnavailable, shard, seq)
+		// Stored, but whether the service takes it (or refuses it, on
+		// every replica alike) is not known here yet.
+		return service.WriteResult{Seq: seq, Shard: shard}, fmt.Errorf("%w: written at %s:%d but not yet applied here, so its result is not known: %s",
+			ErrOutcomeUnknown, shard, seq, retryAdvice(o.ID))
 	}
 	res.Seq, res.Shard = seq, shard
 	return res, err
+}
+
+// retryAdvice says what a retry of a write whose outcome is unknown
+// does.
+func retryAdvice(id string) string {
+	if id != "" {
+		return "retrying with the same Idempotency-Key is safe (applied at most once)"
+	}
+	return "a retry may apply it twice; send an Idempotency-Key to make retries safe"
 }
 
 // WaitApplied waits, within Config.ReadWait, until this node has applied

@@ -103,3 +103,17 @@ func mac(key []byte, use string, fields ...[]byte) []byte {
 	}
 	return m.Sum(nil)
 }
+
+// keyedID is the write id (idHeader) of the index-th write of a request
+// that scope (the caller) sent with the idempotency key key: the same for
+// every retry of that request, unpredictable without the secret, and
+// apart from any other caller's. "k" marks it: the appliers remember the
+// keyed ids they applied (a random id never comes twice but in a replay,
+// which they refuse anyway).
+func (k *Keys) keyedID(scope, key string, index int64) string {
+	m := mac(k.log, "idempotency", []byte(scope), []byte(key), binary.BigEndian.AppendUint64(nil, uint64(index)))
+	return keyedPrefix + hex.EncodeToString(m[:16])
+}
+
+// keyedPrefix starts a keyed write id; a random one is 32 hex digits.
+const keyedPrefix = "k"

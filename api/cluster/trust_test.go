@@ -688,7 +688,7 @@ func TestWriteIDsKeyed(t *testing.T) {
 	defer func() { stop(); <-done }()
 	ten := engine.Tenant{Org: "org_a", Project: "p"}
 	w := service.Write{Kind: service.WriteImport, Org: ten.Org, Project: ten.Project, Triplets: []engine.TripletInput{{Source: "A", Relationship: "calls", Target: "B"}}}
-	seq, err := Publish(ctx, js, keys, "s0", w, PublishOptions{})
+	seq, _, err := Publish(ctx, js, keys, "s0", w, PublishOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
