@@ -74,10 +74,29 @@
 // minutes of the log's time are refused. A write over MaxWriteBytes is
 // refused before anything is published (engine.ErrTooLarge: 413).
 //
-// Failures. With NATS out of reach or without a quorum, a write is refused
-// with service.ErrUnavailable (503, nothing written) and reads go on from
-// what each node applied. An Applier waits out NATS errors and makes its
-// consumer again when it idles while the stream has more.
+// Idempotency. A write's id is random, or, for a request with an
+// idempotency key (service.WithIdempotencyKey: the HTTP Idempotency-Key),
+// derived from the key, the caller and the write's index in the request,
+// keyed by the secret (Keys.keyedID); JetStream drops a retry within its
+// duplicate window (the same message id; Publish reports the duplicate and
+// the node answers the first result, Applier.Replayed), and every Applier
+// remembers the keyed ids it applied, with their results, for 24 h of the
+// log's time, in its store in the transaction of the applied sequence, and
+// skips a later retry alike on every replica: a keyed write is applied
+// once however often it is sent.
+//
+// Failures. With NATS out of reach or without a quorum, a write JetStream
+// certainly did not store (no stream answered, an error answer, nothing
+// sent) is refused with service.ErrUnavailable (503, nothing written); one
+// sent whose acknowledgement did not come within 10 s, or stored but not
+// applied here within Config.ReadWait, is ErrOutcomeUnknown (504): it may
+// take effect, and only a retry with the same key is safe. Reads go on
+// from what each node applied. An Applier waits out NATS errors and makes
+// its consumer again when it idles while the stream has more. Start
+// retries every NATS step (connect, streams, buckets, the marker, the
+// watchers, the first member record) with backoff within
+// Config.StartTimeout, and fails at once only for good (ErrSecretMismatch,
+// credentials refused).
 //
 // Sessions. Leases, the inject queue, injection logs, feedback and tool
 // results are service.Writes of the org's shard like any other: a lease

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"net"
 	neturl "net/url"
 	"regexp"
 	"slices"
@@ -63,6 +64,12 @@ type Config struct {
 	// MaxWriteBytes bounds a write (default DefaultMaxWriteBytes); one
 	// over the NATS max payload is split, one over this refused (413).
 	MaxWriteBytes int
+	// StartTimeout bounds Start's retries of its NATS steps (connect,
+	// streams and buckets, the placement marker, the watchers, the first
+	// member record, catching up with the global log) while NATS is not
+	// up or has no leader yet (default 2 minutes; Start's ctx may end it
+	// sooner).
+	StartTimeout time.Duration
 }
 
 // Errors a node answers with.
@@ -184,6 +191,9 @@ func Start(ctx context.Context, app *service.App, cfg Config) (*Node, error) {
 	if cfg.MaxWriteBytes <= 0 {
 		cfg.MaxWriteBytes = DefaultMaxWriteBytes
 	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = 2 * time.Minute
+	}
 	keys, err := NewKeys(cfg.Secret, cfg.Cluster)
 	if err != nil {
 		return nil, err
@@ -218,32 +228,32 @@ func Start(ctx context.Context, app *service.App, cfg Config) (*Node, error) {
 	if url == "" {
 		return nil, errors.New("cluster: a NATS URL or an embedded server is required")
 	}
-	if err := n.connect(url); err != nil {
+	// Every NATS step of the start is retried while NATS is not up yet,
+	// or a cluster being formed (or one that lost a quorum) has no meta
+	// leader or no leader of a bucket: until StartTimeout, or until it is
+	// clear that the cluster's secret is another.
+	ctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel()
+	if err := n.retry(ctx, "connect to NATS", func(context.Context) error { return n.connect(url) }); err != nil {
 		return nil, err
 	}
-	// A cluster being formed has no JetStream meta leader for a while:
-	// the setup is retried until ctx ends, or until it is clear that the
-	// cluster's secret is another.
-	if err := retry(ctx, func(ctx context.Context) error {
+	if err := n.retry(ctx, "streams and buckets", func(ctx context.Context) error {
 		err := n.setup(ctx)
 		if err != nil && n.ns != nil && routesRefused(n.ns, len(cfg.Embed.Routes)) {
 			return fmt.Errorf("%w from the other nodes': the NATS servers of --nats-routes refused this server's route credentials (derived from --cluster-secret-file)", ErrSecretMismatch)
-		}
-		if err != nil {
-			log.Debug("cluster: set-up (retried)", "err", err)
 		}
 		return err
 	}); err != nil {
 		return nil, err
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	if err := retry(ctx, func(ctx context.Context) error { return n.place.Watch(n.ctx) }); err != nil {
+	if err := n.retry(ctx, "watch the placement bucket", func(context.Context) error { return n.place.Watch(n.ctx) }); err != nil {
 		return nil, err
 	}
-	if err := retry(ctx, func(ctx context.Context) error { return n.watchMembers(n.ctx) }); err != nil {
+	if err := n.retry(ctx, "watch the members bucket", func(context.Context) error { return n.watchMembers(n.ctx) }); err != nil {
 		return nil, err
 	}
-	if err := n.beat(ctx); err != nil {
+	if err := n.retry(ctx, "write the member record", n.beat); err != nil {
 		return nil, err
 	}
 	n.reconcile()
@@ -291,6 +301,11 @@ func (n *Node) connect(url string) error {
 		return fmt.Errorf("%w from the one the NATS servers at %s were started with: they refused the credentials derived from --cluster-secret-file (for a NATS of your own, give --nats-creds or a user:password in --nats-url)",
 			ErrSecretMismatch, redact(url))
 	}
+	var ne net.Error
+	if err != nil && !errors.Is(err, nats.ErrNoServers) && !errors.Is(err, nats.ErrTimeout) && !errors.As(err, &ne) {
+		// A URL, credentials or TLS files no retry mends.
+		return permanent(fmt.Errorf("cluster: connect to NATS at %s: %w", redact(url), err))
+	}
 	if err != nil {
 		return fmt.Errorf("cluster: connect to NATS at %s: %w", redact(url), err)
 	}
@@ -312,27 +327,68 @@ func redact(urls string) string {
 	return strings.Join(parts, ",")
 }
 
-// retry calls f until it succeeds or ctx ends, or f finds the cluster
-// secret differs (ErrSecretMismatch). Each attempt's timeout grows from 1
-// to 8 s: a forming cluster answers at once or not at all, a loaded one
-// slowly.
+// retry calls f until it succeeds or ctx ends, or f fails for good
+// (isPermanent: the cluster secret differs, NATS refuses the
+// credentials). Each attempt's timeout grows from 1 to 8 s (a forming
+// cluster answers at once or not at all, a loaded one slowly), and so
+// does the pause between attempts, from 250 ms to 4 s.
 func retry(ctx context.Context, f func(context.Context) error) error {
-	for wait := time.Second; ; wait = min(2*wait, 8*time.Second) {
+	return retryLog(ctx, nil, "", f)
+}
+
+// retry is retry, logging each failed attempt of step.
+func (n *Node) retry(ctx context.Context, step string, f func(context.Context) error) error {
+	return retryLog(ctx, n.log, step, f)
+}
+
+func retryLog(ctx context.Context, log *slog.Logger, step string, f func(context.Context) error) error {
+	pause := 250 * time.Millisecond
+	for attempt, wait := 1, time.Second; ; attempt, wait = attempt+1, min(2*wait, 8*time.Second) {
 		actx, cancel := context.WithTimeout(ctx, wait)
 		err := f(actx)
 		cancel()
 		if err == nil {
 			return nil
 		}
-		if errors.Is(err, ErrSecretMismatch) {
+		if isPermanent(err) {
+			var p *permanentError
+			if errors.As(err, &p) {
+				return p.err
+			}
 			return err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("cluster: %s: %w (gave up after %d attempts: %v)", step, err, attempt, ctx.Err())
+		}
+		if log != nil {
+			log.Info("cluster: a start-up step failed; retrying", "step", step, "attempt", attempt, "in", pause, "err", err)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("cluster: %w (%v)", err, ctx.Err())
-		case <-time.After(250 * time.Millisecond):
+			return fmt.Errorf("cluster: %s: %w (gave up after %d attempts: %v)", step, err, attempt, ctx.Err())
+		case <-time.After(pause):
 		}
+		pause = min(2*pause, 4*time.Second)
 	}
+}
+
+// permanentError marks an error no retry mends.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+func permanent(err error) error { return &permanentError{err} }
+
+// isPermanent reports an error of a start-up step that retrying cannot
+// mend: another cluster secret, credentials or permissions NATS refuses,
+// or one marked so (permanent). Anything else (no responders, no
+// response from a stream, timeouts, no leader, a server not up yet) is
+// retried.
+func isPermanent(err error) bool {
+	var p *permanentError
+	return errors.As(err, &p) || errors.Is(err, ErrSecretMismatch) || errors.Is(err, nats.ErrAuthorization) ||
+		errors.Is(err, nats.ErrPermissionViolation) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked)
 }
 
 func (n *Node) setup(ctx context.Context) error {

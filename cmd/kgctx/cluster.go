@@ -135,8 +135,7 @@ func (f *clusterFlags) start(ctx context.Context, app *service.App, dataDir, lis
 		}
 		cfg.Embed = e
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
+	// Start bounds its own retries (Config.StartTimeout).
 	n, err := cluster.Start(ctx, app, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("join cluster %s as %s: %w", f.name, f.nodeID, err)
