@@ -10,7 +10,9 @@
 // path or body naming another org is refused with 403 (operators
 // excepted). Errors are always {"error": {"code", "message"}}, mapped from
 // package errors in one table (errors.go); a write answered with 4xx or 5xx
-// changed nothing. Bodies are capped (64 MiB for imports, 1 MiB otherwise).
+// changed nothing, but for a cluster's 504 outcome_unknown (it may take
+// effect: a retry with the same Idempotency-Key applies it at most once).
+// Bodies are capped (64 MiB for imports, 1 MiB otherwise).
 // Every request is timed per route for /metrics, and every block per stage.
 //
 // Concurrency: a Server handles requests concurrently. Memory: handlers

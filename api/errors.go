@@ -110,6 +110,11 @@ func toError(err error) *Error {
 	if errors.As(err, &ve) {
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_triplets", Message: ve.Error(), Lines: ve.Lines}
 	}
+	if errors.Is(err, service.ErrOutcomeUnknown) {
+		// Not a refusal: the write may have been stored. No Retry-After:
+		// a retry is safe only with the same Idempotency-Key.
+		return &Error{Status: http.StatusGatewayTimeout, Code: "outcome_unknown", Message: Message(err)}
+	}
 	if errors.Is(err, service.ErrUnavailable) {
 		return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: Message(err), RetryAfter: 1}
 	}

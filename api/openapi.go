@@ -43,6 +43,7 @@ var errorDocs = map[int]string{
 	413: "The body is over the server's limit.",
 	422: "The body parses but is refused: the lines at fault are named; or (code quota_exceeded) the write would pass a quota, named in the message.",
 	429: "Over a rate quota (requests per second of this token, or imported triplets per minute of the org): Retry-After says when to try again; nothing was done.",
+	504: "In a cluster, a write whose outcome is unknown (code outcome_unknown): JetStream did not acknowledge it in time, or it is stored but not yet applied on this node. It may or may not take effect; retrying with the same Idempotency-Key is safe (applied at most once), without one a retry may apply it twice.",
 	503: "The embedder is unreachable (Retry-After says when to try again), or the server is shutting down; in a cluster, NATS has no quorum (a write: nothing written), the positions named in X-Kgctx-Sequence were not applied within the read wait, or no live node serves the org.",
 }
 
@@ -73,6 +74,11 @@ func (s *Server) openAPI(server string) map[string]any {
 			params = append(params, map[string]any{"name": SequenceHeader, "in": "header", "required": false,
 				"description": "In a cluster: the log positions (SHARD:SEQ, comma-separated) of writes this request must see; the node waits until it has applied them. A write answers its own in the same header.",
 				"schema":      map[string]any{"type": "string", "pattern": `^[a-z0-9-]+:[0-9]+(,[a-z0-9-]+:[0-9]+)*$`}})
+		}
+		if r.writes() {
+			params = append(params, map[string]any{"name": IdempotencyKeyHeader, "in": "header", "required": false,
+				"description": "In a cluster, names the request so that a retry of it (same key, same token's org and agent) is applied at most once: a 504 outcome_unknown is safe to retry with it (a single node accepts the key and applies every request). A retry answered from the first attempt carries Idempotent-Replayed: true. Kept 24 hours. 1-255 visible ASCII characters (a UUID); a malformed one is 400 with nothing done.",
+				"schema":      map[string]any{"type": "string", "minLength": 1, "maxLength": maxIdempotencyKey, "pattern": `^[!-~]+$`}})
 		}
 		if len(params) > 0 {
 			op["parameters"] = params
@@ -144,12 +150,21 @@ func (r *route) errorStatuses() []int {
 	if r.req != nil {
 		sts = append(sts, 400, 408, 413)
 	}
+	if r.writes() {
+		sts = append(sts, 400, 504) // a malformed Idempotency-Key; an unknown outcome
+	}
 	if strings.Contains(r.path, ":") || len(r.query) > 0 {
 		sts = append(sts, 400)
 	}
 	sts = append(sts, r.errs...)
 	slices.Sort(sts)
 	return slices.Compact(sts)
+}
+
+// writes reports whether r may make writes: an authenticated method
+// other than GET and HEAD (the ones that take an Idempotency-Key).
+func (r *route) writes() bool {
+	return r.minRole != "" && r.method != http.MethodGet && r.method != http.MethodHead
 }
 
 func operationID(method, path string) string {

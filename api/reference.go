@@ -32,7 +32,10 @@ func (s *Server) Reference() string {
 	b.WriteString("The same content, machine-readable, is `GET /openapi.json` on a running server.\n\n")
 	b.WriteString("Every route but `/healthz` needs `Authorization: Bearer <token>`; the token decides the org (a path or body naming\n")
 	b.WriteString("another org is 403, operators excepted). Bodies are JSON unless a route says otherwise. Errors are\n")
-	b.WriteString("`{\"error\": {\"code\", \"message\", \"lines\"?}}`; a write answered 4xx or 5xx changed nothing.\n")
+	b.WriteString("`{\"error\": {\"code\", \"message\", \"lines\"?}}`; a write answered 4xx or 5xx changed nothing, but for 504\n")
+	b.WriteString("`outcome_unknown` (a cluster's write that may or may not take effect). In a cluster a write may carry `Idempotency-Key`:\n")
+	b.WriteString("a retry with the same key (same caller, within 24 hours) is applied at most once, answered with `Idempotent-Replayed:\n")
+	b.WriteString("true`; a single node accepts the key (its writes never end unknown) and applies every request.\n")
 	b.WriteString("While a search index is behind the store (it failed to apply a stored write), every answer carries\n" +
 		"`Warning: " + indexBehindWarning + "`; the write itself is answered as usual.\n\n")
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -258,6 +259,10 @@ func (s *Server) wrap(r *route) echo.HandlerFunc {
 				}
 			}
 		}
+		idemKey, err := idempotencyKey(req)
+		if err != nil {
+			return err
+		}
 		if req.ContentLength > limit {
 			return apiErr(http.StatusRequestEntityTooLarge, "body_too_large", "the request body is %d bytes, over the limit of %d", req.ContentLength, limit)
 		}
@@ -272,6 +277,17 @@ func (s *Server) wrap(r *route) echo.HandlerFunc {
 				// client sends them back to read its writes.
 				if p := positions.String(); p != "" {
 					c.Response().Header().Set(SequenceHeader, p)
+				}
+			})
+		}
+		if idemKey != "" {
+			// Scoped to the caller: another org's (or agent's) equal key
+			// names other writes.
+			var idem *service.Idempotency
+			ctx, idem = service.WithIdempotencyKey(ctx, tok.OrgID+"\x00"+tok.AgentID, idemKey)
+			c.Response().Before(func() {
+				if idem.Replayed() {
+					c.Response().Header().Set(IdempotentReplayedHeader, "true")
 				}
 			})
 		}
@@ -424,6 +440,48 @@ func (s *Server) Serve(ln net.Listener) error {
 // requests. The App stays open: the caller closes it afterwards.
 func (s *Server) Shutdown(ctx context.Context) error {
 	return s.http.Shutdown(ctx)
+}
+
+// IdempotencyKeyHeader names a write request: a retry with the same key
+// (from the same caller) is applied at most once, and answered with the
+// first attempt's result when it was kept (IdempotentReplayedHeader says
+// so). In a cluster the key makes a write that was answered 504
+// outcome_unknown safe to retry; a single node, whose writes never end
+// unknown, accepts it and applies every request.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+// IdempotentReplayedHeader ("true") answers a write that its
+// Idempotency-Key showed to be a retry of one applied before: nothing
+// was applied again.
+const IdempotentReplayedHeader = "Idempotent-Replayed"
+
+// maxIdempotencyKey bounds an Idempotency-Key (a UUID is 36).
+const maxIdempotencyKey = 255
+
+// idempotencyKey is the request's Idempotency-Key ("" for none) once
+// checked: 1 to 255 visible ASCII characters, one header.
+func idempotencyKey(req *http.Request) (string, error) {
+	vs := req.Header.Values(IdempotencyKeyHeader)
+	if len(vs) == 0 {
+		return "", nil
+	}
+	bad := func(why string) error {
+		return apiErr(http.StatusBadRequest, "invalid_field", "%s: %s; want one value of 1 to %d visible ASCII characters (letters, digits, punctuation; no spaces), e.g. a UUID",
+			IdempotencyKeyHeader, why, maxIdempotencyKey)
+	}
+	if len(vs) > 1 {
+		return "", bad(fmt.Sprintf("sent %d times", len(vs)))
+	}
+	k := vs[0]
+	if k == "" || len(k) > maxIdempotencyKey {
+		return "", bad(fmt.Sprintf("%d characters", len(k)))
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return "", bad(fmt.Sprintf("character %d is %q", i+1, rune(k[i])))
+		}
+	}
+	return k, nil
 }
 
 // SequenceHeader carries a write's place in the cluster's log
