@@ -3,6 +3,8 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,6 +31,28 @@ type Client struct {
 
 // SequenceHeader carries a cluster's log positions ("SHARD:SEQ,...").
 const SequenceHeader = "X-Kgctx-Sequence"
+
+// IdempotencyKeyHeader names a write request: the server applies it at
+// most once whatever the retries (in a cluster).
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+type idempotencyKey struct{}
+
+// WithIdempotencyKey returns a context whose write requests carry key as
+// their Idempotency-Key: a call retried with it (a 503, a 504
+// outcome_unknown, a lost connection) is applied at most once. Use one
+// key per call, kept across that call's retries; NewIdempotencyKey makes
+// one. Writer does this for its batches.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, idempotencyKey{}, key)
+}
+
+// NewIdempotencyKey is a random key (128 bits, hex).
+func NewIdempotencyKey() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
 
 // New returns a client of the server at baseURL (e.g.
 // "http://127.0.0.1:7070") using token. A nil httpClient means one with a
@@ -60,6 +84,9 @@ func (c *Client) do(ctx context.Context, method, path, ctype string, body io.Rea
 	}
 	if p := c.pos.String(); p != "" {
 		req.Header.Set(SequenceHeader, p)
+	}
+	if k, ok := ctx.Value(idempotencyKey{}).(string); ok && method != http.MethodGet && method != http.MethodHead {
+		req.Header.Set(IdempotencyKeyHeader, k)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -36,11 +36,15 @@ type WriterOptions struct {
 	MaxAttempts  int
 	MaxRetryTime time.Duration
 	// OnError receives a batch that failed: refused for good (any answer
-	// but 429 and 503: invalid data, a wrong token, a 500, a 413), or
+	// but 429, 503 and 504: invalid data, a wrong token, a 500, a 413), or
 	// still failing after MaxAttempts or MaxRetryTime; those triplets are
-	// counted in Stats.Failed. Only 429, 503 and transport errors
-	// (connection refused or reset, a server restarting) are retried,
-	// within those bounds and until Stop's context ends.
+	// counted in Stats.Failed. Only 429, 503, 504 (a cluster's unknown
+	// outcome) and transport errors (connection refused or reset, a
+	// server restarting) are retried, within those bounds and until
+	// Stop's context ends. Every send of a batch carries the same
+	// Idempotency-Key, so that a retry of a batch that was stored after
+	// all (a 504, a connection lost before the answer) is not applied
+	// twice.
 	OnError func(err error, batch []engine.TripletInput)
 }
 
@@ -201,11 +205,13 @@ func (w *Writer) run(ctx context.Context) {
 func (w *Writer) send(ctx context.Context, batch []engine.TripletInput) bool {
 	delay := w.o.Backoff
 	start := time.Now()
+	key := NewIdempotencyKey() // one per batch, kept across its retries
 	for attempt := 1; ; attempt++ {
 		rctx := ctx
 		if p := w.stopCtx.Load(); p != nil {
 			rctx = *p
 		}
+		rctx = WithIdempotencyKey(rctx, key)
 		_, err := w.c.ImportTriplets(rctx, w.o.Org, w.o.Project, batch)
 		if err == nil {
 			w.stats.sent.Add(int64(len(batch)))
@@ -251,15 +257,17 @@ func stopDone(p *context.Context) <-chan struct{} {
 }
 
 // transient reports errors worth retrying: 429 and 503 answers (the
-// server asks to come back), and transport failures (a server
-// restarting). Any other answer, 5xx included, is the server's last word.
+// server asks to come back), 504 (a cluster's write of unknown outcome:
+// safe to retry because every send of a batch carries its Idempotency-Key)
+// and transport failures (a server restarting). Any other answer, 5xx
+// included, is the server's last word.
 func transient(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
 	var ae *APIError
 	if errors.As(err, &ae) {
-		return ae.Status == 429 || ae.Status == 503
+		return ae.Status == 429 || ae.Status == 503 || ae.Status == 504
 	}
 	var ne net.Error
 	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)

@@ -154,3 +154,59 @@ func TestWriterRetriesBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterRetriesUnknownOutcomeWithItsKey: a batch answered 504
+// outcome_unknown (a cluster's write that may have been stored) is
+// retried, and every send of one batch carries the same Idempotency-Key,
+// another batch another key; a plain call carries the key of its context
+// only.
+func TestWriterRetriesUnknownOutcomeWithItsKey(t *testing.T) {
+	var mu sync.Mutex
+	var keys []string
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys = append(keys, r.Header.Get(client.IdempotencyKeyHeader))
+		mu.Unlock()
+		n := calls.Add(1)
+		if n == 1 || n == 2 {
+			rw.WriteHeader([]int{504, 503}[n-1])
+			fmt.Fprintf(rw, `{"error": {"code": "outcome_unknown", "message": "may or may not"}}`)
+			return
+		}
+		fmt.Fprintf(rw, `{"accepted": 1}`)
+	}))
+	defer srv.Close()
+	c, _ := client.New(srv.URL, "tok_0123456789abcdef", nil)
+	var failed atomic.Int32
+	w, _ := c.NewWriter(client.WriterOptions{Org: "o", Project: "p", FlushSize: 1, Backoff: time.Millisecond,
+		OnError: func(error, []engine.TripletInput) { failed.Add(1) }})
+	ctx := context.Background()
+	w.Start(ctx)
+	for _, s := range []string{"a", "b"} {
+		if err := w.Enqueue(ctx, engine.TripletInput{Source: s, Relationship: "calls", Target: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.Stats(); failed.Load() != 0 || st.Sent != 2 || st.Retries != 2 {
+		t.Fatalf("stats %+v, %d failed; want both sent after two retries", st, failed.Load())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) != 4 || keys[0] == "" || keys[1] != keys[0] || keys[2] != keys[0] || keys[3] == keys[0] || keys[3] == "" {
+		t.Fatalf("keys sent: %q; want one key for the three sends of the first batch, another for the second", keys)
+	}
+	keys = nil
+	mu.Unlock()
+	if _, err := c.ImportTriplets(client.WithIdempotencyKey(ctx, "mine"), "o", "p", []engine.TripletInput{{Source: "a", Relationship: "r", Target: "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	c.Stats(client.WithIdempotencyKey(ctx, "mine"), "o", "p") // a read: its answer does not matter here
+	mu.Lock()
+	if len(keys) != 2 || keys[0] != "mine" || keys[1] != "" {
+		t.Fatalf("keys sent: %q; want the context's on the write, none on the read", keys)
+	}
+}
