@@ -223,7 +223,7 @@ func Publish(ctx context.Context, js jetstream.JetStream, keys *Keys, shard stri
 		ack, err := js.PublishMsg(ctx, msg)
 		if err != nil {
 			if ackUnknown(err) {
-				return 0, false, fmt.Errorf("%w: JetStream did not acknowledge the write to %s: %v", ErrOutcomeUnknown, shard, err)
+				return 0, false, fmt.Errorf("%w: JetStream did not acknowledge the write to %s (%v)", ErrOutcomeUnknown, shard, err)
 			}
 			return 0, false, fmt.Errorf("cluster: publish to %s: %w", shard, err)
 		}

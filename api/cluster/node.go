@@ -804,8 +804,10 @@ func (n *Node) Write(ctx context.Context, w service.Write) (service.WriteResult,
 	case errors.Is(err, engine.ErrTooLarge):
 		return service.WriteResult{}, err
 	case errors.Is(err, ErrOutcomeUnknown):
-		return service.WriteResult{}, fmt.Errorf("%w: %v within %s; the write may or may not have been stored and applied: %s",
-			ErrOutcomeUnknown, err, publishWait, retryAdvice(o.ID))
+		// err wraps ErrOutcomeUnknown, not ctx's error: the API must not
+		// take it for the request's own deadline.
+		return service.WriteResult{}, fmt.Errorf("%w within %s: the write may or may not have been stored and applied; %s",
+			err, publishWait, retryAdvice(o.ID))
 	case err != nil:
 		return service.WriteResult{}, fmt.Errorf("%w: the write was not acknowledged by JetStream, nothing was written: %v", ErrUnavailable, err)
 	}
