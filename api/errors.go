@@ -87,6 +87,11 @@ func toError(err error) *Error {
 	if errors.As(err, &mb) {
 		return apiErr(http.StatusRequestEntityTooLarge, "body_too_large", "the request body is over the limit of %d bytes", mb.Limit)
 	}
+	if errors.Is(err, service.ErrOutcomeUnknown) {
+		// Not a refusal: the write may have been stored. No Retry-After:
+		// a retry is safe only with the same Idempotency-Key.
+		return &Error{Status: http.StatusGatewayTimeout, Code: "outcome_unknown", Message: Message(err)}
+	}
 	// Only a read of the body is 408; every other timeout (checked after
 	// the embedder's own failures, which keep their answer) is the
 	// service's, whether the request's deadline or a dependency's.
@@ -109,11 +114,6 @@ func toError(err error) *Error {
 	var ve *engine.ValidationError
 	if errors.As(err, &ve) {
 		return &Error{Status: http.StatusUnprocessableEntity, Code: "invalid_triplets", Message: ve.Error(), Lines: ve.Lines}
-	}
-	if errors.Is(err, service.ErrOutcomeUnknown) {
-		// Not a refusal: the write may have been stored. No Retry-After:
-		// a retry is safe only with the same Idempotency-Key.
-		return &Error{Status: http.StatusGatewayTimeout, Code: "outcome_unknown", Message: Message(err)}
 	}
 	if errors.Is(err, service.ErrUnavailable) {
 		return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: Message(err), RetryAfter: 1}

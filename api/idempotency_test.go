@@ -70,6 +70,9 @@ func TestOutcomeUnknownStatus(t *testing.T) {
 	if e.Status != http.StatusGatewayTimeout || e.Code != "outcome_unknown" || e.RetryAfter != 0 || strings.HasPrefix(e.Message, "cluster: ") {
 		t.Fatalf("unknown outcome: %+v", e)
 	}
+	if e := toError(fmt.Errorf("%w: %w", service.ErrOutcomeUnknown, context.DeadlineExceeded)); e.Status != http.StatusGatewayTimeout {
+		t.Fatalf("an unknown outcome carrying a deadline: %+v, want 504 still", e)
+	}
 	if e := toError(fmt.Errorf("%w: nothing was written", service.ErrUnavailable)); e.Status != http.StatusServiceUnavailable || e.Code != "unavailable" {
 		t.Fatalf("a refusal: %+v", e)
 	}
