@@ -74,9 +74,10 @@ func freePorts(t *testing.T, n int) []int {
 type positions = engine.Positions
 
 type answer struct {
-	code int
-	body []byte
-	seq  string
+	code   int
+	body   []byte
+	seq    string
+	header http.Header
 }
 
 // ccall sends a request with the positions written so far; a write's
@@ -85,9 +86,17 @@ type answer struct {
 // request another node proxied to it, signed with the cluster secret,
 // instead of tok.
 func ccall(s *server, pos *positions, local *auth.Token, method, path, tok, ctype string, body []byte) (answer, error) {
+	return ccallKeyed(s, pos, local, "", method, path, tok, ctype, body)
+}
+
+// ccallKeyed is ccall with an Idempotency-Key ("" for none).
+func ccallKeyed(s *server, pos *positions, local *auth.Token, key, method, path, tok, ctype string, body []byte) (answer, error) {
 	req, err := http.NewRequest(method, s.url+path, bytes.NewReader(body))
 	if err != nil {
 		return answer{}, err
+	}
+	if key != "" {
+		req.Header.Set(api.IdempotencyKeyHeader, key)
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
 	if ctype != "" {
@@ -106,7 +115,7 @@ func ccall(s *server, pos *positions, local *auth.Token, method, path, tok, ctyp
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	a := answer{code: resp.StatusCode, body: b, seq: resp.Header.Get(api.SequenceHeader)}
+	a := answer{code: resp.StatusCode, body: b, seq: resp.Header.Get(api.SequenceHeader), header: resp.Header}
 	if a.seq != "" && resp.StatusCode < 300 {
 		if err := pos.Add(a.seq); err != nil {
 			return a, err
@@ -213,7 +222,8 @@ func TestClusterEndToEnd(t *testing.T) {
 	t.Logf("killed node caught up after %s", time.Since(start).Round(time.Millisecond))
 	n4 := clusterJoin(t, nodes, dirs[3], ports[0], secret, acked, pos)
 	t.Logf("fourth node joined after %s", time.Since(start).Round(time.Millisecond))
-	clusterNoQuorum(t, []*server{nodes[0], n4}, nodes[1:], acked, pos)
+	imp, unsure := clusterNoQuorum(t, []*server{nodes[0], n4}, nodes[1:], acked, pos)
+	clusterQuorumBack(t, nodes, dirs, flags, pos, imp, unsure)
 	// The nodes' NATS permissions sufficed for all of it.
 	for _, n := range append(nodes, n4) {
 		if e := n.stderr(); strings.Contains(strings.ToLower(e), "permissions violation") {
@@ -310,9 +320,15 @@ func clusterTrust(t *testing.T, nodes []*server, pos *positions, natsPort int, s
 }
 
 // clusterNoQuorum kills the nodes whose NATS servers make the quorum:
-// writes are refused with 503 and nothing is written; reads go on from
-// what was applied.
-func clusterNoQuorum(t *testing.T, alive, kill []*server, acked map[string][]string, pos *positions) {
+// writes are refused with 503 (no stream answered: nothing written) or
+// answered 504 outcome_unknown (the stream's leader took the write and
+// cannot replicate it: it may be applied once the quorum is back), never
+// acknowledged nor applied meanwhile; reads go on from what was applied.
+//
+// It returns org_k0's importer token and the observations it sent with an
+// Idempotency-Key while the quorum was lost (key -> content), to be sent
+// again once it is back.
+func clusterNoQuorum(t *testing.T, alive, kill []*server, acked map[string][]string, pos *positions) (string, map[string]string) {
 	// Tokens are writes too: made while the quorum holds.
 	imp := mustToken(t, alive[0], pos, "org_k0", "importer")
 	ag := map[string]string{}
@@ -329,9 +345,22 @@ func clusterNoQuorum(t *testing.T, alive, kill []*server, acked map[string][]str
 	for i, n := range alive {
 		a, err := ccall(n, pos, nil, "POST", "/v1/orgs/org_k0/projects/p/triplets", imp, "application/json",
 			[]byte(fmt.Sprintf(`[{"source": "NoQuorum%d", "relationship": "calls", "target": "Hub0"}]`, i)))
-		if err != nil || a.code != 503 || !bytes.Contains(a.body, []byte(`"unavailable"`)) {
-			t.Fatalf("a write without a NATS quorum on %s: %d %s %v, want 503", n.url, a.code, a.body, err)
+		refused := a.code == 503 && bytes.Contains(a.body, []byte(`"unavailable"`))
+		unknown := a.code == 504 && bytes.Contains(a.body, []byte(`"outcome_unknown"`))
+		if err != nil || !refused && !unknown {
+			t.Fatalf("a write without a NATS quorum on %s: %d %s %v, want 503 unavailable or 504 outcome_unknown", n.url, a.code, a.body, err)
 		}
+	}
+	unsure := map[string]string{}
+	for i, n := range alive {
+		key, content := fmt.Sprintf("nq-%d", i), fmt.Sprintf("written without a quorum through node %d", i)
+		unsure[key] = content
+		b, _ := json.Marshal(map[string]string{"content": content})
+		a, err := ccallKeyed(n, pos, nil, key, "POST", "/v1/orgs/org_k0/projects/p/observations", imp, "application/json", b)
+		if err != nil || a.code != 503 && a.code != 504 {
+			t.Fatalf("an observation without a NATS quorum on %s: %d %s %v, want 503 or 504", n.url, a.code, a.body, err)
+		}
+		t.Logf("an observation without a NATS quorum: %d %s", a.code, a.body)
 	}
 	// Reads go on: from the node's own store, or proxied to a live node
 	// that serves the org (a dead one is tried once, answers 503, and is
@@ -350,6 +379,55 @@ func clusterNoQuorum(t *testing.T, alive, kill []*server, acked map[string][]str
 			}
 			if a.code != 200 || !bytes.Contains(a.body, []byte(`"`+names[len(names)-1]+`"`)) || bytes.Contains(a.body, []byte("NoQuorum")) {
 				t.Fatalf("a read of %s without a NATS quorum on %s: %d %.300s", o, n.url, a.code, a.body)
+			}
+		}
+	}
+	return imp, unsure
+}
+
+// clusterQuorumBack restarts the killed nodes (they retry their start
+// while the streams and buckets have no leader) and sends again, with
+// the same Idempotency-Key, the writes answered 503 or 504 without a
+// quorum: each is applied exactly once, whether or not the first
+// attempt was stored (issue 23: such writes appeared once the quorum
+// returned).
+func clusterQuorumBack(t *testing.T, nodes []*server, dirs []string, flags func(int) []string, pos *positions, imp string, unsure map[string]string) {
+	for i := 1; i < len(nodes); i++ {
+		nodes[i] = startServe(t, dirs[i], flags(i)...)
+	}
+	for i, n := range nodes {
+		waitFor(t, 2*time.Minute, fmt.Sprintf("node %d serves every shard after the quorum is back", i+1), func() (bool, string) {
+			st, err := clusterStatus(n)
+			return err == nil && len(st.Serving) >= 2, fmt.Sprintf("%+v %v", st, err)
+		})
+	}
+	for key, content := range unsure {
+		b, _ := json.Marshal(map[string]string{"content": content})
+		var a answer
+		for end := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+			var err error
+			a, err = ccallKeyed(nodes[0], pos, nil, key, "POST", "/v1/orgs/org_k0/projects/p/observations", imp, "application/json", b)
+			if err == nil && a.code == 201 {
+				break
+			}
+			if time.Now().After(end) || err == nil && a.code != 503 && a.code != 504 {
+				t.Fatalf("retry of %s once the quorum is back: %d %s %v", key, a.code, a.body, err)
+			}
+		}
+		t.Logf("retry of %s: 201 %s, replayed %q", key, a.body, a.header.Get(api.IdempotentReplayedHeader))
+	}
+	for i, n := range nodes {
+		var out struct {
+			Observations []struct{ Content string }
+		}
+		json.Unmarshal(mustCall(t, n, pos, 200, "GET", "/v1/orgs/org_k0/projects/p/observations?limit=100", imp, "", nil), &out)
+		count := map[string]int{}
+		for _, o := range out.Observations {
+			count[o.Content]++
+		}
+		for key, content := range unsure {
+			if count[content] != 1 {
+				t.Errorf("node %d holds %d copies of %s (%q), want 1: %+v", i+1, count[content], key, content, out.Observations)
 			}
 		}
 	}
@@ -581,7 +659,10 @@ func clusterSIGKILL(t *testing.T, nodes []*server, dirs []string, flags func(int
 					if killed.Load() {
 						afterKill.Add(1)
 					}
-				} else if a.code == 503 {
+				} else if a.code == 503 || (a.code == 504 && killed.Load()) {
+					// 503: refused, nothing written. 504 outcome_unknown:
+					// in flight when the stream's leader died, it may be
+					// applied; it is not counted as acknowledged.
 					if killed.Load() && logged.Add(1) < 5 {
 						t.Logf("import on %s after the kill: %d %s", n.url, a.code, a.body)
 					}
