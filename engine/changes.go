@@ -291,6 +291,22 @@ func (s *Store) EachDoc(fn func(doc *NodeDoc) error) error {
 	})
 }
 
+// EachObsDoc calls fn with the indexable state of every live observation
+// (vectors not included), for rebuilding a derived index from scratch.
+func (s *Store) EachObsDoc(fn func(doc *ObsDoc) error) error {
+	return s.iterate([]byte{pfxObs}, func(k, v []byte) error {
+		rec, content, err := decodeObs(v, true)
+		if err != nil {
+			return err
+		}
+		s.mu.RLock()
+		t := s.g.tenants[rec.tenant]
+		s.mu.RUnlock()
+		return fn(&ObsDoc{Dense: binary.BigEndian.Uint32(k[1:]), ID: rec.id, OrgID: t.Org, ProjectID: t.Project,
+			Content: content, Tags: rec.tags, Namespace: rec.namespace})
+	})
+}
+
 // decodeDoc turns a stored node record into its index document.
 func (s *Store) decodeDoc(id uint32, v []byte) (*NodeDoc, error) {
 	rec, desc, err := decodeNode(v, true)

@@ -17,7 +17,11 @@
 // are stored in the engine's aux key space ("hnsw/..."), written after the
 // graph changes they describe; the text index keeps its own watermark in
 // the same bleve batch as the documents. So each side is durable up to its
-// watermark and the store replays the rest: reopening never rebuilds. An
+// watermark and the store replays the rest: reopening never rebuilds,
+// except a text index that has no watermark (its folder was lost) or was
+// written with other analyzers (text.ErrSchemaMismatch, an older kgctx):
+// the change log keeps only what the indexes have not passed, so Attach
+// rebuilds such a text index from every live document of the store. An
 // Apply that fails (a bleve or Badger error) is retried by the store, and
 // if it keeps failing the store's Sync and IndexFailure report
 // engine.ErrIndexBehind (the writes themselves succeed: they are stored)

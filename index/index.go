@@ -152,6 +152,18 @@ func (ix *Index) Load(st *engine.Store) error {
 // missed, then applies every later write. On error the index is closed.
 func (ix *Index) Attach(ctx context.Context, st *engine.Store) error {
 	ix.st = st
+	err := ix.nodes.rebuildText(st, func(yield func(text.Doc) error) error {
+		return st.EachDoc(func(d *engine.NodeDoc) error { return yield(nodeText(d)) })
+	})
+	if err == nil {
+		err = ix.obs.rebuildText(st, func(yield func(text.Doc) error) error {
+			return st.EachObsDoc(func(d *engine.ObsDoc) error { return yield(obsText(d)) })
+		})
+	}
+	if err != nil {
+		ix.Close()
+		return err
+	}
 	if err := st.Attach(ctx, ix); err != nil {
 		ix.Close()
 		return err
@@ -177,12 +189,12 @@ func (ix *Index) Apply(ctx context.Context, cs *engine.ChangeSet) error {
 	wg.Go(func() {
 		docs := make([]text.Doc, len(cs.Upserts))
 		for i, d := range cs.Upserts {
-			docs[i] = text.Doc{ID: d.Dense, Org: d.OrgID, Project: d.ProjectID, Name: d.Name, Aliases: d.Aliases, Type: d.Type, Description: d.Description}
+			docs[i] = nodeText(d)
 		}
 		errs[0] = ix.nodes.applyText(cs.Seq, docs, cs.Deletes)
 		odocs := make([]text.Doc, len(cs.ObsUpserts))
 		for i, d := range cs.ObsUpserts {
-			odocs[i] = text.Doc{ID: d.Dense, Org: d.OrgID, Project: d.ProjectID, Type: strings.Join(d.Tags, " "), Description: d.Content}
+			odocs[i] = obsText(d)
 		}
 		errs[1] = ix.obs.applyText(cs.Seq, odocs, cs.ObsDeletes)
 	})
@@ -205,6 +217,16 @@ func (ix *Index) Apply(ctx context.Context, cs *engine.ChangeSet) error {
 	errs[3] = ix.obs.applyVectors(ctx, ix.st, cs.Seq, ids, vecs, cs.ObsDeletes)
 	wg.Wait()
 	return errors.Join(errs[:]...)
+}
+
+// nodeText is a node's text document.
+func nodeText(d *engine.NodeDoc) text.Doc {
+	return text.Doc{ID: d.Dense, Org: d.OrgID, Project: d.ProjectID, Name: d.Name, Aliases: d.Aliases, Type: d.Type, Description: d.Description}
+}
+
+// obsText is an observation's text document: its tags are its type.
+func obsText(d *engine.ObsDoc) text.Doc {
+	return text.Doc{ID: d.Dense, Org: d.OrgID, Project: d.ProjectID, Type: strings.Join(d.Tags, " "), Description: d.Content}
 }
 
 // Check implements engine.Checker: HNSW invariants (neighbours exist and

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/enginetest"
 	"github.com/kgctx/kgctx/index/embed"
@@ -173,5 +175,94 @@ func TestReplayAfterMissedApply(t *testing.T) {
 	g := open(t, dir)
 	if got := g.search(t, "gamma ray", 1); len(got) != 1 || got[0] != "GammaRay" {
 		t.Fatalf("missed write not replayed: %q", got)
+	}
+}
+
+// docCounts are the text indexes' document counts (nodes, observations).
+func (f *fixture) docCounts(t testing.TB) (uint64, uint64) {
+	t.Helper()
+	n, err := f.ix.nodes.txt.DocCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := f.ix.obs.txt.DocCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, o
+}
+
+// fillTrimmed writes enough change sets that the store trims the head of
+// its change log, so that a replay from zero would miss the first ones.
+func fillTrimmed(t *testing.T, f *fixture) {
+	t.Helper()
+	ctx := context.Background()
+	for i := range 140 {
+		in := []engine.TripletInput{{Source: fmt.Sprintf("Service%d", i), Relationship: "calls", Target: fmt.Sprintf("Handler%d", i%7)}}
+		if _, err := f.st.Import(ctx, ten, in, engine.ImportOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.st.AddObservations(ctx, ten, []engine.ObservationInput{{Content: "the first note about Service0"}}, engine.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A lost text index (its folder removed) is rebuilt whole from the store
+// at the next open, not from the change log's remainder.
+func TestLostTextIndexRebuilt(t *testing.T) {
+	dir := t.TempDir()
+	f := open(t, dir)
+	fillTrimmed(t, f)
+	nodes, obs := f.docCounts(t)
+	if nodes != 147 || obs != 1 {
+		t.Fatalf("before: %d node and %d observation documents", nodes, obs)
+	}
+	f.close(t)
+	for _, d := range []string{"text", "text-obs"} {
+		if err := os.RemoveAll(filepath.Join(dir, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := open(t, dir)
+	if n, o := g.docCounts(t); n != nodes || o != obs {
+		t.Fatalf("after the text folders were lost: %d node and %d observation documents, want %d and %d", n, o, nodes, obs)
+	}
+	if got := g.search(t, "Service0", 1); len(got) != 1 || got[0] != "Service0" {
+		t.Fatalf("Service0 not found after the rebuild: %q", got)
+	}
+	if g.ix.Watermark() != g.st.Seq() {
+		t.Fatalf("watermark %d, store at %d", g.ix.Watermark(), g.st.Seq())
+	}
+}
+
+// A text index written with other analyzers (an older kgctx) is replaced
+// by one rebuilt from the store, with the same documents.
+func TestOldTextSchemaRebuilt(t *testing.T) {
+	dir := t.TempDir()
+	f := open(t, dir)
+	fillTrimmed(t, f)
+	nodes, obs := f.docCounts(t)
+	f.close(t)
+	// Stamp both indexes with an older schema, as an older kgctx wrote them.
+	for _, d := range []string{"text", "text-obs"} {
+		bi, err := bleve.Open(filepath.Join(dir, d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bi.SetInternal([]byte("kgctx/text/schema"), []byte("kgctx-text-0")); err != nil {
+			t.Fatal(err)
+		}
+		bi.Close()
+	}
+	g := open(t, dir)
+	if n, o := g.docCounts(t); n != nodes || o != obs {
+		t.Fatalf("after the schema change: %d node and %d observation documents, want %d and %d", n, o, nodes, obs)
+	}
+	if got := g.search(t, "Service0", 1); len(got) != 1 || got[0] != "Service0" {
+		t.Fatalf("Service0 not found after the rebuild: %q", got)
 	}
 }

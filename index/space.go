@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"os"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/index/hnsw"
@@ -24,6 +26,7 @@ type space struct {
 	txt    *text.Index
 	vecWM  atomic.Uint64
 	txtWM  atomic.Uint64
+	txtNew bool // the text index has no watermark yet (rebuildText)
 	worker int
 }
 
@@ -41,10 +44,20 @@ func (sp *space) open(st *engine.Store, hopts hnsw.Options, eachVector func(func
 		return err
 	}
 	txt, err := text.Open(text.Options{Path: dir})
+	if errors.Is(err, text.ErrSchemaMismatch) && dir != "" {
+		// Written with other analyzers (an older kgctx): it is derived
+		// state, so it is made again from the store (Index.Attach).
+		st.Logger().Warn("the text index was written by another version; rebuilding it from the store", "index", sp.name, "err", err)
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("index: remove the %s text index of another version: %w", sp.name, err)
+		}
+		txt, err = text.Open(text.Options{Path: dir})
+	}
 	if err != nil {
 		return fmt.Errorf("index: open %s text index: %w", sp.name, err)
 	}
 	sp.txt = txt
+	sp.txtNew = false
 	if b, err := txt.GetMeta(textWMKey); err == nil {
 		wm, perr := strconv.ParseUint(string(b), 10, 64)
 		if perr != nil {
@@ -55,7 +68,52 @@ func (sp *space) open(st *engine.Store, hopts hnsw.Options, eachVector func(func
 	} else if !errors.Is(err, text.ErrMetaNotFound) {
 		txt.Close()
 		return fmt.Errorf("index: %s text watermark: %w", sp.name, err)
+	} else {
+		sp.txtNew = true
 	}
+	return nil
+}
+
+// rebuildBatch is how many documents a text rebuild writes at a time.
+const rebuildBatch = 8192
+
+// rebuildText fills a new text index (no watermark: created, or replaced
+// by open) from every live document of the store, when the store has
+// committed changes: its change log keeps only what the indexers have not
+// passed, so replaying it would leave out everything older. The watermark
+// is written last, with the final batch: a rebuild cut short starts over
+// at the next open. each streams the documents.
+func (sp *space) rebuildText(st *engine.Store, each func(yield func(text.Doc) error) error) error {
+	if !sp.txtNew {
+		return nil
+	}
+	seq := st.Seq()
+	if seq == 0 {
+		return nil
+	}
+	start := time.Now()
+	batch := make([]text.Doc, 0, rebuildBatch)
+	n := 0
+	err := each(func(d text.Doc) error {
+		batch = append(batch, d)
+		if len(batch) < rebuildBatch {
+			return nil
+		}
+		n += len(batch)
+		err := sp.txt.Upsert(batch)
+		batch = batch[:0]
+		return err
+	})
+	if err == nil {
+		n += len(batch)
+		err = sp.txt.UpsertWithMeta(batch, nil, textWMKey, strconv.AppendUint(nil, seq, 10))
+	}
+	if err != nil {
+		return fmt.Errorf("index: rebuild the %s text index: %w", sp.name, err)
+	}
+	sp.txtWM.Store(seq)
+	sp.txtNew = false
+	st.Logger().Info("text index rebuilt from the store", "index", sp.name, "documents", n, "seq", seq, "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
