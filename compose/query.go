@@ -9,20 +9,22 @@ import (
 	"unicode"
 
 	"github.com/RoaringBitmap/roaring/v2"
-	porter "github.com/blevesearch/go-porterstemmer"
 
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/index/fuse"
 	"github.com/kgctx/kgctx/index/text"
+	"github.com/kgctx/kgctx/index/words"
 	"github.com/kgctx/kgctx/traverse"
 )
 
 // The ranking reads the query: its content words are what a triplet can
 // explain (traverse.Query). A word is the lower-cased, Porter-stemmed part
 // of an identifier or phrase (text.SplitName's parts: "AuthService" is
-// "auth" and "servic"); words that say nothing about the graph are dropped:
-// English function words, question words, and the verbs requests and
-// commit subjects are made of ("fix", "add", "update", "tell", "find").
+// "auth" and "servic"); words that say nothing about the graph, the stop
+// words of package words (English function words, question words, and the
+// verbs requests and commit subjects are made of: "fix", "add", "update",
+// "tell", "find"), are dropped. The index, the embedder and the benchmark
+// baselines read words by the same list and stemmer.
 // Two words match when their stems are equal, or when one stem starts the
 // other and the shorter has at least minPrefixMatch letters ("direct"
 // matches "director", "birth" matches "birthplac").
@@ -33,34 +35,6 @@ const maxQueryWords = 64
 
 // minPrefixMatch is the shortest stem that matches the words it starts.
 const minPrefixMatch = 5
-
-// stopWords are dropped from queries and from the names they are matched
-// against. The list is generic English and generic request wording, never
-// a data set's vocabulary.
-var stopWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`
-a an the this that these those it its it's they them their there here
-i me my we us our you your he him his she her hers
-is are was were be been being am do does did done doing have has had having
-of in on at by for to from with without into onto over under about as than then
-and or but not no nor so if else also too very just only
-what which who whom whose when where why how whats
-can could would should will shall may might must
-all any some each every both either neither other others another such same
-one ones more most many much few less least
-get gets got give gives given tell tells find finds show shows list lists
-need needs want wants please know let lets make makes made
-fix fixes fixed fixing add adds added adding update updates updated updating
-remove removes removed removing change changes changed changing use uses used using
-support supports supported allow allows allowed rename renames renamed
-move moves moved implement implements implemented refactor refactors refactored
-improve improves improved handle handles handled
-new old via per etc e g eg ie vs`) {
-		m[w] = true
-	}
-	return m
-}()
 
 // queryWords is an analysed query.
 type queryWords struct {
@@ -74,10 +48,10 @@ type queryWords struct {
 func analyseQuery(q string) queryWords {
 	var qw queryWords
 	for _, p := range text.SplitName(q) {
-		if len(p) < 2 || stopWords[p] || !hasLetter(p) {
-			continue // a lone letter is a possessive's s, an initial, noise
+		if !words.IsContent(p) {
+			continue
 		}
-		st := stem(p)
+		st := words.Stem(p)
 		dup := false
 		for _, s := range qw.stems {
 			if s == st {
@@ -98,41 +72,10 @@ func analyseQuery(q string) queryWords {
 	return qw
 }
 
-func hasLetter(s string) bool {
-	for _, r := range s {
-		if r >= 'a' && r <= 'z' || r > 0x7f {
-			return true
-		}
-	}
-	return false
-}
-
-// stem is the Porter stem of a lower-case word (unchanged when it is not
-// plain ASCII letters: identifiers' parts, numbers, other scripts).
-func stem(w string) string {
-	for i := 0; i < len(w); i++ {
-		if w[i] < 'a' || w[i] > 'z' {
-			return w
-		}
-	}
-	if len(w) <= 2 {
-		return w
-	}
-	return porter.StemString(w)
-}
-
-// stems returns the content stems of a name or relationship.
-func nameStems(name string) []string {
-	parts := text.SplitName(name)
-	out := parts[:0]
-	for _, p := range parts {
-		if stopWords[p] {
-			continue
-		}
-		out = append(out, stem(p))
-	}
-	return out
-}
+// nameStems returns the stems of a name or relationship (text.AppendWords).
+// Unlike a query's words, a name keeps its numbers and lone letters: they
+// count in how much of the name a query covers.
+func nameStems(name string) []string { return text.AppendWords(nil, name) }
 
 // wordsMatch reports whether two stems match (see the package comment
 // above).
@@ -440,7 +383,7 @@ func (c *Composer) addNamed(v *engine.View, q string, scope engine.Tenant, allow
 				start := i + strings.Index(q[i:j], w)
 				content := false
 				for _, p := range text.SplitName(w) {
-					if len(p) >= 2 && !stopWords[p] && hasLetter(p) {
+					if words.IsContent(p) {
 						content = true
 						break
 					}

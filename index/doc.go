@@ -6,7 +6,9 @@
 // for score fusion instead (BM25 scores divided by the best, plus the
 // weighted cosine similarities), which keeps the gaps of each ranking: the composer's graph,
 // session and RAG blocks all search that way. Embedders live in subpackage
-// embed.
+// embed. What a word is (the stop words, the Porter stem) is defined once,
+// in subpackage words, a leaf that the text index, the embedder, the
+// composer and the benchmarks all read.
 //
 // # Consistency
 //

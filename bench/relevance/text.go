@@ -2,78 +2,17 @@ package relevance
 
 import (
 	"math"
-	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/kgctx/kgctx/index/text"
 )
 
-// stopWords is a small English function-word list. Only grammar words are
-// in it: nothing here is a word of a dataset's vocabulary, so dropping them
-// cannot favour one set.
-var stopWords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`a an the of in on at for and or to by from with as is are was were be been
-		being what which who whom whose when where why how did does do done that this these those it its i me my
-		you your he him his she her they them their we our us there than then has have had not no can could
-		would should will shall about into also so if but any all some`) {
-		stopWords[w] = true
-	}
-}
-
-// tokenize appends s's terms to dst: lower-cased runs of letters and
-// digits, split at camelCase boundaries ("getURLQuery" gives get, url,
-// query) and at every other character (so snake_case and dotted paths
-// split too), stop words dropped, each term stemmed. Both the documents
-// and the queries of every baseline go through it.
-func tokenize(dst []string, s string) []string {
-	var word []rune
-	flush := func() {
-		if len(word) == 0 {
-			return
-		}
-		w := strings.ToLower(string(word))
-		word = word[:0]
-		if stopWords[w] {
-			return
-		}
-		dst = append(dst, stem(w))
-	}
-	prev := rune(-1)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush()
-			prev = -1
-			continue
-		}
-		if unicode.IsUpper(r) && prev >= 0 {
-			next, _ := utf8.DecodeRuneInString(s[i:])
-			// aB starts a word; so does the last capital of ABc (URLQuery).
-			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && unicode.IsLower(next)) {
-				flush()
-			}
-		}
-		word = append(word, r)
-		prev = r
-	}
-	flush()
-	return dst
-}
-
-// stem is a minimal plural stemmer, applied to queries and documents alike
-// ("languages" and "language" meet; "genres" and "genre"): -ies becomes -y,
-// a final -s goes unless the word ends in -ss, -us or -is or is short.
-func stem(w string) string {
-	switch {
-	case len(w) > 4 && strings.HasSuffix(w, "ies"):
-		return w[:len(w)-3] + "y"
-	case len(w) > 3 && w[len(w)-1] == 's' && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		return w[:len(w)-1]
-	}
-	return w
-}
+// tokenize appends s's terms to dst: the words kgctx's own analysis reads
+// (text.AppendWords: lower-cased identifier parts, so camelCase, snake_case
+// and dotted paths split; the stop words of package words dropped; Porter
+// stems). Both the documents and the queries of every baseline go through
+// it, so a baseline and kgctx differ in how they rank, never in what they
+// count as a word.
+func tokenize(dst []string, s string) []string { return text.AppendWords(dst, s) }
 
 // BM25 parameters (Okapi defaults).
 const (

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/index/words"
 )
 
 // FB15kDir is the folder of FB15k-237 inside the datasets root.
@@ -346,21 +347,15 @@ func clipName(s string) string {
 	return s
 }
 
-var stopWords = map[string]bool{
-	"a": true, "an": true, "the": true, "of": true, "in": true, "on": true,
-	"at": true, "for": true, "and": true, "or": true, "to": true, "by": true,
-	"from": true, "with": true, "as": true, "is": true, "was": true,
-	"de": true, "who": true, "that": true, "which": true,
-}
-
-// contentWords returns the first n words of s that are not stop words,
-// stripped of surrounding punctuation: enough to steer a query towards the
-// right "Washington County" without pasting the whole description.
+// contentWords returns the first n words of s that are not stop words
+// (package words: the words kgctx itself drops from a query), stripped of
+// surrounding punctuation: enough to steer a query towards the right
+// "Washington County" without pasting the whole description.
 func contentWords(s string, n int) string {
 	var out []string
 	for _, w := range strings.Fields(s) {
 		w = strings.Trim(w, ",.;:()[]\"'!?")
-		if w == "" || stopWords[strings.ToLower(w)] {
+		if w == "" || words.IsStop(strings.ToLower(w)) {
 			continue
 		}
 		out = append(out, w)

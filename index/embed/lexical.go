@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/kgctx/kgctx/index/words"
 )
 
 // lexicalVersion names the feature design. Bump it whenever tokenisation,
@@ -29,9 +31,10 @@ const (
 const (
 	// wUnigram is a whole lowercase word: the strongest evidence.
 	wUnigram = 1.0
-	// wStopword replaces wUnigram for a few English function words. They
-	// are kept (a text made only of them must not be blank) but barely
-	// count, and they emit no bigrams or trigrams.
+	// wStopword replaces wUnigram for the core function words (package
+	// words, see words.Core: "the", "in", "of"). They are kept (a text
+	// made only of them must not be blank) but barely count, and they emit
+	// no bigrams or trigrams.
 	wStopword = 0.15
 	// wCompound is an identifier made of several parts (AuthService,
 	// auth_service, oauth2) hashed as one lowercase word, so it matches the
@@ -60,12 +63,13 @@ const (
 	fnvPrime64  = 1099511628211
 )
 
-// stopwords are hashed at init with the same function as words, so the hot
-// path compares one uint64 per entry instead of strings.
-var stopwordHashes = func() (h [21]uint64) {
-	words := [...]string{"a", "an", "and", "are", "as", "at", "be", "by", "for",
-		"from", "in", "into", "is", "it", "of", "on", "or", "the", "to", "with", "via"}
-	for i, w := range words {
+// stopwordHashes are the core function words (words.Core), hashed at init
+// with the same function as words, so the hot path compares one uint64 per
+// entry instead of strings.
+var stopwordHashes = func() []uint64 {
+	ws := words.Core()
+	h := make([]uint64, len(ws))
+	for i, w := range ws {
 		s := uint64(fnvOffset64)
 		for _, r := range w {
 			s = fnvRune(s, r)
@@ -107,7 +111,7 @@ var _ Embedder = (*Lexical)(nil)
 // service; HTTPServer -> http, server; oauth2 -> oauth, 2) and lowercased;
 // each Han or kana character is a word of its own. Each word contributes
 //
-//   - its unigram (weight 1.0; 0.15 for a few English stopwords such as
+//   - its unigram (weight 1.0; 0.15 for the core function words (words.Core) such as
 //     "the", "in", which contribute nothing else), with a plural "s"
 //     stripped (tokens -> token),
 //   - a bigram with the previous non-stopword word (0.5),

@@ -6,9 +6,10 @@ import (
 	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	"github.com/blevesearch/bleve/v2/analysis/token/porter"
+	"github.com/blevesearch/bleve/v2/analysis/token/stop"
 	"github.com/blevesearch/bleve/v2/registry"
+
+	"github.com/kgctx/kgctx/index/words"
 )
 
 // Analyzer names registered in bleve's global registry. The index mapping
@@ -24,15 +25,17 @@ const (
 	NameAnalyzer = "kgctx_name"
 
 	// TextAnalyzer analyses descriptions. It is bleve's "en" pipeline
-	// (possessive stripping, lowercase, English stop words, Porter stemming)
-	// except that words are split with the identifier rules instead of
-	// Unicode word segmentation. Descriptions of code entities are prose
-	// sprinkled with identifiers ("wraps auth_middleware.go for the
-	// HTTPServer"); UAX#29 would keep "auth_middleware.go" as one token
-	// that no query matches, whereas identifier splitting makes it
-	// reachable from "auth middleware", and stemming lets "handles" in a
-	// description meet "handle" in a query. On plain English (FB15k
-	// descriptions) it behaves like "en".
+	// (possessive stripping, lowercase, stop words, Porter stemming) except
+	// that words are split with the identifier rules instead of Unicode
+	// word segmentation, and that the stop words (the function words) and
+	// the stemmer are kgctx's own (package words), those of every other
+	// analyser.
+	// Descriptions of code entities are prose sprinkled with identifiers
+	// ("wraps auth_middleware.go for the HTTPServer"); UAX#29 would keep
+	// "auth_middleware.go" as one token that no query matches, whereas
+	// identifier splitting makes it reachable from "auth middleware", and
+	// stemming lets "handles" in a description meet "handle" in a query.
+	// On plain English (FB15k descriptions) it behaves like "en".
 	TextAnalyzer = "kgctx_text"
 )
 
@@ -51,19 +54,69 @@ func newNameAnalyzer(map[string]interface{}, *registry.Cache) (analysis.Analyzer
 	return &analysis.DefaultAnalyzer{Tokenizer: identTokenizer{prose: false}}, nil
 }
 
-func newTextAnalyzer(_ map[string]interface{}, cache *registry.Cache) (analysis.Analyzer, error) {
-	stop, err := cache.TokenFilterNamed(en.StopName)
-	if err != nil {
-		return nil, err
-	}
-	stem, err := cache.TokenFilterNamed(porter.Name)
-	if err != nil {
-		return nil, err
-	}
+func newTextAnalyzer(map[string]interface{}, *registry.Cache) (analysis.Analyzer, error) {
 	return &analysis.DefaultAnalyzer{
 		Tokenizer:    identTokenizer{prose: true},
-		TokenFilters: []analysis.TokenFilter{stop, stem},
+		TokenFilters: []analysis.TokenFilter{stop.NewStopTokensFilter(functionWords), stemFilter{}},
 	}, nil
+}
+
+// tokenMap is words as bleve's token map.
+func tokenMap(ws []string) analysis.TokenMap {
+	tm := analysis.NewTokenMap()
+	for _, w := range ws {
+		tm.AddToken(w)
+	}
+	return tm
+}
+
+// functionWords, the first tier of package words' stop words, are what
+// the description analyzer drops, from documents and from queries alike
+// (request wording, "find", "new", is what prose can be about, and a
+// query's BM25 weighs it by its rarity anyway; the composer drops it from
+// the words it matches names by). Runs of query words holding one are not
+// looked up as names (identifierTerms): "in the payments service" yields
+// only "paymentsservice", not "inthe", "thepayments" and the rest, which
+// nearly always exist in no document but cost a lookup per segment.
+var functionWords = tokenMap(words.Function())
+
+// stemFilter replaces every term by its stem (words.Stem), the stem the
+// composer matches query words by.
+type stemFilter struct{}
+
+func (stemFilter) Filter(input analysis.TokenStream) analysis.TokenStream {
+	for _, t := range input {
+		if t.KeyWord {
+			continue
+		}
+		if st := words.Stem(string(t.Term)); st != string(t.Term) {
+			// A stem is never longer than its word, so it is written in
+			// place; no other token shares these bytes (emitWord caps
+			// every term's capacity).
+			t.Term = append(t.Term[:0], st...)
+		}
+	}
+	return input
+}
+
+// AppendWords appends to dst the words of s as kgctx reads them
+// everywhere: s split like a name (SplitName), stop words dropped, the rest
+// stemmed (package words). The composer matches node names by them, and
+// the benchmark baselines tokenise documents and questions with them. When
+// dst is nil the result reuses SplitName's fresh slice; either way the
+// caller owns it.
+func AppendWords(dst []string, s string) []string {
+	parts := SplitName(s)
+	if dst == nil {
+		dst = parts[:0] // writes never pass reads
+	}
+	for _, p := range parts {
+		if words.IsStop(p) {
+			continue
+		}
+		dst = append(dst, words.Stem(p))
+	}
+	return dst
 }
 
 // identTokenizer is a bleve tokenizer producing lowercase identifier parts.

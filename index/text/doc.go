@@ -18,7 +18,8 @@
 // indexed only (no stored values, term vectors or doc values). The package
 // also owns the two analyzers, registered in bleve's global registry at
 // init, and a schema stamp in bleve's internal key space (Open refuses an
-// index written with other analyzers: ErrSchemaMismatch). Caller meta keys
+// index written with other analyzers: ErrSchemaMismatch; package index then
+// rebuilds it from the store). Caller meta keys
 // (SetMeta, UpsertWithMeta) live in the same internal key space under a
 // private prefix.
 //
@@ -34,7 +35,11 @@
 // Names are neither stemmed nor stop-worded: identifiers match literally.
 // Descriptions use bleve's English pipeline (possessives, stop words,
 // Porter stemming) on words split with the same identifier rules, so
-// "handles auth_middleware.go" is found by "handle auth middleware".
+// "handles auth_middleware.go" is found by "handle auth middleware"; the
+// stop words (the function words) and the stemmer are package words',
+// the composer's too. AppendWords is the query's reading of a text (split,
+// every stop word dropped, request wording included, stemmed), for
+// callers that match words outside the index.
 //
 // The query text is analysed per field the same way, with one addition
 // for name and aliases: identifier terms. The name analyzer treats the
@@ -45,7 +50,7 @@
 // ("decodepricelinks", "pkgpaymentsretry" for pkg/payments/retry), with 3
 // times the weight of a name term (a name written as one word names its
 // node more surely than the words around it), and of every run of 2 to 4
-// consecutive words without an English stop word ("in the payments
+// consecutive words without a function word ("in the payments
 // gateway service" -> "paymentsgateway", "paymentsgatewayservice",
 // "gatewayservice"). Most of these terms exist in no document and cost a
 // dictionary lookup per segment; the one that exists names a node exactly.

@@ -104,8 +104,10 @@ const (
 // schemaVersion identifies the mapping and analyzers. Bump it whenever an
 // analyzer's output or the field layout changes: an index written with
 // other rules would silently stop matching queries analysed with the new
-// ones, so Open refuses it with ErrSchemaMismatch instead.
-const schemaVersion = "kgctx-text-1"
+// ones, so Open refuses it with ErrSchemaMismatch instead (the index
+// package then rebuilds it from the store). History: 1, bleve's stop_en
+// and Porter filters; 2, package words' stop list and stemmer.
+const schemaVersion = "kgctx-text-2"
 
 // Internal (bleve SetInternal) key space. Caller meta keys are prefixed so
 // they can never collide with our schema key or with bleve's own internal

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"weak"
 
-	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 )
 
@@ -159,7 +157,7 @@ func identifierTerms(q string) []identTerm {
 			for _, p := range parts {
 				buf = appendLower(buf, w[p.start:p.end])
 			}
-			words = append(words, word{start, len(buf), len(parts), len(parts) == 1 && stopWords[string(buf[start:])]})
+			words = append(words, word{start, len(buf), len(parts), len(parts) == 1 && functionWords[string(buf[start:])]})
 		}
 	}
 	var out []identTerm
@@ -201,19 +199,6 @@ type identTerm struct {
 // queries about one node each: with 1 the named function ranks first for
 // 7% of such queries, with 3 for 94%.
 const verbatimBoost = 3.0
-
-// stopWords are the English stop words of the description analyzer
-// (bleve's stop_en list). Runs of query words containing one are not
-// looked up as names: "in the payments service" yields only
-// "paymentsservice", not "inthe", "thepayments" and the rest, which
-// nearly always exist in no document but cost a lookup per segment.
-var stopWords = func() analysis.TokenMap {
-	tm := analysis.NewTokenMap()
-	if err := tm.LoadBytes(en.EnglishStopWords); err != nil {
-		panic("text: " + err.Error())
-	}
-	return tm
-}()
 
 // dfCache caches document frequencies for one index snapshot. A scorch
 // snapshot is immutable, so a (field, term) count read from it stays

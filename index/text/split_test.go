@@ -128,7 +128,8 @@ func TestTextAnalyzer(t *testing.T) {
 	}{
 		{"", nil},
 		{"city in Texas, United States", []string{"citi", "texa", "unit", "state"}},
-		{"Handles requests for the AuthService", []string{"handl", "request", "auth", "servic", "authservic"}},
+		{"Serves requests for the AuthService", []string{"serv", "request", "auth", "servic", "authservic"}},
+		{"Fixes requests", []string{"fix", "request"}}, // documents keep request wording (package words: queries drop it)
 		{"wraps auth_middleware.go", []string{"wrap", "auth", "middlewar", "go", "authmiddlewarego"}},
 		{"John's car", []string{"john", "car"}},
 		{"John’s car", []string{"john", "car"}},
