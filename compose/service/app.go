@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/engine"
@@ -15,6 +16,7 @@ import (
 	"github.com/kgctx/kgctx/engine/sessionlog"
 	"github.com/kgctx/kgctx/index"
 	"github.com/kgctx/kgctx/index/embed"
+	"github.com/kgctx/kgctx/internal/resident"
 	"github.com/kgctx/kgctx/policy"
 	"github.com/kgctx/kgctx/traverse"
 )
@@ -158,6 +160,19 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a := &App{Store: st, Tokens: tokens, Delivery: dl, Logs: logs, Index: ix, PEP: pep, Logger: log, Settings: settings, FeedbackAlpha: alpha, Composer: c,
 		Injector: compose.NewInjector(c), Embedder: counted}
 	c.Writes = sessionWrites{a}
+	if !cfg.InMemory {
+		// Loading read every table of the store: the pages stay resident
+		// while mapped, though serving reads few of them again (package
+		// resident). A failure costs memory only.
+		if n, err := resident.DropMapped(storeDir, ".sst"); err != nil {
+			log.Warn("could not release the store's mapped table pages", "err", err)
+		} else {
+			log.Debug("released the store's mapped table pages", "mappedMiB", n>>20)
+		}
+	}
+	// A large store is a large live heap: bound the collector's headroom
+	// beside it (package resident; GOGC, when set, wins).
+	resident.TuneGC(context.Background(), log, 10*time.Second)
 	return a, nil
 }
 
