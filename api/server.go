@@ -40,9 +40,9 @@ type Config struct {
 	// Version is what the MCP endpoint reports to clients.
 	Version string
 	// Cluster, when set, makes this server one node of a cluster
-	// (api/cluster): requests wait for the log positions they name
-	// (SequenceHeader), and those of an org this node does not serve are
-	// proxied to one that does.
+	// (compose/service/cluster): requests wait for the log positions they
+	// name (SequenceHeader), and those of an org this node does not serve
+	// are proxied to one that does.
 	Cluster Cluster
 }
 

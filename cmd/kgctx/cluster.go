@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/kgctx/kgctx/api"
-	"github.com/kgctx/kgctx/api/cluster"
 	"github.com/kgctx/kgctx/compose/service"
+	"github.com/kgctx/kgctx/compose/service/cluster"
 )
 
 // clusterFlags are serve's flags for running as a node of a cluster

@@ -25,7 +25,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/kgctx/kgctx/api"
-	"github.com/kgctx/kgctx/api/cluster"
+	"github.com/kgctx/kgctx/compose/service/cluster"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/internal/testlock"

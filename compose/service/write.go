@@ -18,8 +18,9 @@ import (
 
 // Write kinds: every change the API makes to the graph, the observations,
 // the configuration, the tokens and the policies is one Write, applied by
-// App.Apply. A single node applies it at once; a cluster (api/cluster)
-// publishes it to a replicated log that every replica applies in order.
+// App.Apply. A single node applies it at once; a cluster
+// (compose/service/cluster) publishes it to a replicated log that every
+// replica applies in order.
 const (
 	WriteImport            = "import"
 	WriteObservations      = "observations"
@@ -352,7 +353,7 @@ func Refused(err error) bool {
 	return false
 }
 
-// Errors of a clustered write path (api/cluster).
+// Errors of a clustered write path (compose/service/cluster).
 var (
 	// ErrUnavailable: the log or the nodes a request needs are out of
 	// reach; nothing was changed, or the change is not yet visible here.

@@ -1,7 +1,7 @@
 // Package secretfile reads a secret from a file that only its owner may
 // read: the operator token (serve --admin-token-file) and the cluster
 // secret (serve --cluster-secret-file). It sits in internal, below every
-// other folder, so cmd and api/cluster share it.
+// other folder, so cmd and compose/service/cluster share it.
 package secretfile
 
 import (
