@@ -9,7 +9,10 @@
 // and feedback), engine/auth (tokens) and engine/configstore
 // (configuration documents). They import engine, never the reverse; their
 // key prefixes are listed in keys.go, with the core's, so that upgrades can
-// move their records. engine/enginetest is the test kit.
+// move their records. The core keeps, for compose/service/cluster, the
+// record of how far a replica applied each replicated write log
+// (AppliedLog, applied.go), so that replication writes the store only
+// through engine. engine/enginetest is the test kit.
 //
 // # Layout
 //

@@ -39,7 +39,7 @@ const (
 	PrefixInjectHash = 'h' // h<org>0<session>0<hash> -> seq: dedupe (engine/delivery)
 	PrefixSessionOrg = 'k' // k<session>0<org>    -> (empty): the orgs that use a session id (sessionkeys.go)
 	PrefixConfig     = 'g' // g<kind>0<key>       -> configuration document (engine/configstore)
-	PrefixCluster    = 'z' // z<stream>           -> u64 sequence applied (compose/service/cluster); z<stream>0<id> -> a keyed write applied, JSON
+	PrefixCluster    = 'z' // z<stream>           -> u64 sequence applied, note (AppliedLog, applied.go; compose/service/cluster); z<stream>0<id> -> a keyed write applied
 	// MetaInjectSeq names the inject queue's sequence (KV.Sequence), kept
 	// under pfxMeta like the core's counters.
 	MetaInjectSeq = "inject_seq"

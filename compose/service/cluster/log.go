@@ -6,7 +6,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -267,7 +265,7 @@ type Applier struct {
 	shard    string
 	st       jetstream.Stream // the stream's handle, once had
 	subject  string
-	key      []byte
+	rec      *engine.AppliedLog // the store's record of the stream applied
 	log      *slog.Logger
 	parts    map[string]*partial // split writes being received, by id
 	recovery []partialMark       // the split writes to read again at start
@@ -333,19 +331,18 @@ func NewApplier(app *service.App, js jetstream.JetStream, keys *Keys, shard stri
 	if a.log == nil {
 		a.log = slog.Default()
 	}
-	a.key = append([]byte{engine.PrefixCluster}, a.stream...)
-	v, err := app.Store.KV().Get(a.key)
-	switch {
-	case errors.Is(err, engine.ErrNotFound):
-	case err != nil:
+	rec, err := app.Store.KV().AppliedLog(a.stream)
+	if err != nil {
 		return nil, err
-	case len(v) >= 8:
-		a.applied = binary.BigEndian.Uint64(v)
-		if len(v) > 8 && json.Unmarshal(v[8:], &a.recovery) != nil {
-			return nil, fmt.Errorf("cluster: applied record of %s: undecodable split writes", a.stream)
-		}
-	default:
-		return nil, fmt.Errorf("cluster: applied sequence of %s: %d bytes", a.stream, len(v))
+	}
+	a.rec = rec
+	seq, note, err := rec.Applied()
+	if err != nil {
+		return nil, err
+	}
+	a.applied = seq
+	if len(note) > 0 && json.Unmarshal(note, &a.recovery) != nil {
+		return nil, fmt.Errorf("cluster: applied record of %s: undecodable split writes", a.stream)
 	}
 	return a, nil
 }
@@ -795,12 +792,12 @@ func (a *Applier) admit(ctx context.Context, w service.Write) (*refusal, error) 
 	return nil, nil
 }
 
-// record notes seq applied in the store (with the split writes still
-// incomplete, to read again after a restart, and a keyed write's record
-// when keyed is not nil, in the same transaction) and, for a write this
-// node published, its result.
+// record notes seq applied in the store's AppliedLog (with the split
+// writes still incomplete, to read again after a restart, and a keyed
+// write's record when keyed is not nil, in the same transaction) and, for
+// a write this node published, its result.
 func (a *Applier) record(seq uint64, keep bool, res service.WriteResult, err error, keyed *keyedRecord) error {
-	v := binary.BigEndian.AppendUint64(nil, seq)
+	var note []byte // the split writes still incomplete, JSON
 	if len(a.parts) > 0 {
 		marks := make([]partialMark, 0, len(a.parts))
 		for _, p := range a.parts {
@@ -809,28 +806,21 @@ func (a *Applier) record(seq uint64, keep bool, res service.WriteResult, err err
 			}
 		}
 		if len(marks) > 0 {
-			b, jerr := json.Marshal(marks)
-			if jerr != nil {
+			var jerr error
+			if note, jerr = json.Marshal(marks); jerr != nil {
 				return jerr
 			}
-			v = append(v, b...)
 		}
 	}
-	var kv []byte
+	var staged []engine.AppliedKeyed
 	if keyed != nil {
-		var jerr error
-		if kv, jerr = json.Marshal(keyed); jerr != nil {
+		kv, jerr := json.Marshal(keyed)
+		if jerr != nil {
 			return jerr
 		}
+		staged = append(staged, engine.AppliedKeyed{ID: keyed.ID, Value: kv})
 	}
-	if err := a.app.Store.KV().Update(func(txn *badger.Txn) error {
-		if keyed != nil {
-			if err := txn.Set(a.keyedKey(keyed.ID), kv); err != nil {
-				return err
-			}
-		}
-		return txn.Set(a.key, v)
-	}); err != nil {
+	if err := a.rec.Record(seq, note, staged...); err != nil {
 		return err
 	}
 	res.Seq, res.Shard = seq, a.shard
@@ -853,8 +843,8 @@ func (a *Applier) record(seq uint64, keep bool, res service.WriteResult, err err
 }
 
 // keyedRecord is what an applier keeps of a keyed write it applied (a
-// storage record, under keyedKey): when, and the result to answer a
-// retry with.
+// storage record, in the store's AppliedLog): when, and the result to
+// answer a retry with.
 type keyedRecord struct {
 	V   int    `json:"v"`
 	ID  string `json:"id"`
@@ -927,17 +917,10 @@ type replayedError struct {
 func (e replayedError) Error() string { return e.msg }
 func (e replayedError) Unwrap() error { return e.is }
 
-// keyedKey is the store key of keyed write id of the stream: after the
-// applied record's key and a 0 byte (no stream name has one).
-func (a *Applier) keyedKey(id string) []byte {
-	k := append(append([]byte{}, a.key...), 0)
-	return append(k, id...)
-}
-
 // keyed is the record of keyed write id if it was applied within
 // keyedKeep of now (the log's time), else nil.
 func (a *Applier) keyed(id string, now time.Time) (*keyedRecord, error) {
-	v, err := a.app.Store.KV().Get(a.keyedKey(id))
+	v, err := a.rec.Keyed(id)
 	if errors.Is(err, engine.ErrNotFound) {
 		return nil, nil
 	}
@@ -958,31 +941,19 @@ func (a *Applier) keyed(id string, now time.Time) (*keyedRecord, error) {
 // (the log's time); keyed takes them for absent already, so when a
 // replica sweeps changes nothing it decides.
 func (a *Applier) sweep(now time.Time) error {
-	prefix := a.keyedKey("")
-	var old [][]byte
-	err := a.app.Store.KV().Iterate(prefix, func(k, v []byte) error {
+	var old []string
+	err := a.rec.EachKeyed(func(id string, v []byte) error {
 		var r keyedRecord
 		if json.Unmarshal(v, &r) != nil || now.Sub(time.UnixMilli(r.At)) > keyedKeep {
-			old = append(old, append([]byte{}, k...))
+			old = append(old, id)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	for len(old) > 0 {
-		batch := old[:min(len(old), 1000)]
-		old = old[len(batch):]
-		if err := a.app.Store.KV().Update(func(txn *badger.Txn) error {
-			for _, k := range batch {
-				if err := txn.Delete(k); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			return err
-		}
+	if err := a.rec.Forget(old); err != nil {
+		return err
 	}
 	a.swept = now
 	return nil
