@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/kgctx/kgctx/compose/service"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,9 +11,11 @@ import (
 	"github.com/kgctx/kgctx/api"
 	kgclient "github.com/kgctx/kgctx/api/client"
 	"github.com/kgctx/kgctx/bench/workload"
+	"github.com/kgctx/kgctx/compose/service"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
 	"github.com/kgctx/kgctx/engine/tripletio"
+	"github.com/kgctx/kgctx/engine/tripletload"
 )
 
 // runImport measures the two bulk paths an extractor uses, each into an
@@ -65,7 +66,7 @@ func runImport(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := tripletio.Load(ctx, app.Store, Tenant, files, tripletio.LoadOptions{Format: tripletio.JSONL, AllowCrossOrg: true})
+	res, err := tripletload.Load(ctx, app.Store, Tenant, files, tripletio.LoadOptions{Format: tripletio.JSONL, AllowCrossOrg: true})
 	if cerr := app.Close(); err == nil {
 		err = cerr
 	}

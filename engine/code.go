@@ -1,10 +1,5 @@
 package engine
 
-import (
-	"fmt"
-	"unicode/utf8"
-)
-
 // Code identity, locations and signatures.
 //
 // An extractor that knows a name exactly (a code indexer: `Conn.close`
@@ -17,22 +12,6 @@ import (
 // span) and a one-line signature. Both are kept in memory beside the
 // node's record (codeInfo), since a block's code map reads them for every
 // symbol it lists; a node without them costs one nil pointer.
-
-// Location is where a code symbol lives: a file path (as the extractor
-// names it; the indexer gives it module-relative with '/') and its first
-// and last lines, 1-based and inclusive.
-type Location struct {
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	EndLine int    `json:"endLine,omitempty"`
-}
-
-// Limits of the code fields (API.md, "Code graphs").
-const (
-	MaxLocationFileBytes = 1024
-	MaxSignatureBytes    = 256
-	maxLine              = 1<<31 - 1
-)
 
 // codeInfo is the code part of a node record: nil for nodes without a
 // location or signature.
@@ -111,42 +90,4 @@ func mergeCode(old *codeInfo, l *Location, sig string) *codeInfo {
 		return old
 	}
 	return &c
-}
-
-// checkLocation checks a location of the import contract: a file path of
-// 1 to 1,024 bytes of valid UTF-8 without control characters, line >= 1,
-// endLine 0 (the line alone) or >= line.
-func checkLocation(field string, l *Location) error {
-	if l == nil {
-		return nil
-	}
-	switch {
-	case l.File == "":
-		return fmt.Errorf("%s.file is empty", field)
-	case len(l.File) > MaxLocationFileBytes:
-		return fmt.Errorf("%s.file is %d bytes, over the limit of %d", field, len(l.File), MaxLocationFileBytes)
-	case !utf8.ValidString(l.File):
-		return fmt.Errorf("%s.file %w", field, errInvalidUTF8)
-	case hasControl(l.File):
-		return fmt.Errorf("%s.file contains a control character", field)
-	case l.Line < 1 || l.Line > maxLine:
-		return fmt.Errorf("%s.line %d is not a line number (1 to %d)", field, l.Line, maxLine)
-	case l.EndLine != 0 && (l.EndLine < l.Line || l.EndLine > maxLine):
-		return fmt.Errorf("%s.endLine %d is not a line from line %d on", field, l.EndLine, l.Line)
-	}
-	return nil
-}
-
-// checkSignature checks a signature: at most 256 bytes of valid UTF-8 on
-// one line, no control characters.
-func checkSignature(field, s string) error {
-	switch {
-	case len(s) > MaxSignatureBytes:
-		return fmt.Errorf("%s is %d bytes, over the limit of %d", field, len(s), MaxSignatureBytes)
-	case !utf8.ValidString(s):
-		return fmt.Errorf("%s %w", field, errInvalidUTF8)
-	case hasControl(s):
-		return fmt.Errorf("%s contains a control character (newline, tab, ...)", field)
-	}
-	return nil
 }

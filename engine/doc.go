@@ -12,7 +12,10 @@
 // move their records. The core keeps, for compose/service/cluster, the
 // record of how far a replica applied each replicated write log
 // (AppliedLog, applied.go), so that replication writes the store only
-// through engine. engine/enginetest is the test kit.
+// through engine. The value types the store takes and gives (TripletInput,
+// Tenant, Limits, ImportResult, Observation, ...) live in the leaf
+// engine/model, without storage, for clients that must not link Badger;
+// engine aliases them. engine/enginetest is the test kit.
 //
 // # Layout
 //

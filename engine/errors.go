@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // Sentinel errors. Callers match them with errors.Is; the api package maps
@@ -13,13 +15,15 @@ var (
 	ErrClosed = errors.New("engine: store closed")
 	// ErrNotFound: the node, triplet or record does not exist in the scope asked.
 	ErrNotFound = errors.New("engine: not found")
-	// ErrInvalidInput wraps every validation failure of a write; nothing was written.
-	ErrInvalidInput = errors.New("engine: invalid input")
+	// ErrInvalidInput wraps every validation failure of a write; nothing
+	// was written. It is model.ErrInvalidInput.
+	ErrInvalidInput = model.ErrInvalidInput
 	// ErrForbidden: the caller may not perform this write (e.g. a cross-org
 	// edge from a non-operator).
 	ErrForbidden = errors.New("engine: forbidden")
-	// ErrDimensionMismatch: a vector's length differs from the store's dimension.
-	ErrDimensionMismatch = errors.New("engine: vector dimension mismatch")
+	// ErrDimensionMismatch: a vector's length differs from the store's
+	// dimension. It is model.ErrDimensionMismatch.
+	ErrDimensionMismatch = model.ErrDimensionMismatch
 	// ErrCorrupt: a stored record could not be decoded.
 	ErrCorrupt = errors.New("engine: corrupt record")
 	// ErrInvariant: Check found the in-memory or stored state inconsistent.
@@ -58,10 +62,7 @@ func (e *IndexError) Error() string {
 func (e *IndexError) Unwrap() []error { return []error{ErrIndexBehind, e.Err} }
 
 // LineError names one invalid input record (1-based line or element).
-type LineError struct {
-	Line int    `json:"line"`
-	Err  string `json:"error"`
-}
+type LineError = model.LineError
 
 // ValidationError lists the invalid records of a batch (at most
 // MaxReportedErrors). It wraps ErrInvalidInput.
@@ -72,7 +73,7 @@ type ValidationError struct {
 }
 
 // MaxReportedErrors bounds the lines listed by a ValidationError.
-const MaxReportedErrors = 100
+const MaxReportedErrors = model.MaxReportedErrors
 
 func (e *ValidationError) Error() string {
 	var b strings.Builder

@@ -9,6 +9,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	badger "github.com/dgraph-io/badger/v4"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // ImportOptions tune one Import call.
@@ -37,16 +38,6 @@ type ImportOptions struct {
 	IDs *IDSource
 }
 
-// ImportResult counts what an Import did.
-type ImportResult struct {
-	Accepted     int    `json:"accepted"`
-	NodesCreated int    `json:"nodesCreated"`
-	NodesUpdated int    `json:"nodesUpdated"`
-	EdgesCreated int    `json:"edgesCreated"`
-	EdgesMerged  int    `json:"edgesMerged"`
-	Seq          uint64 `json:"-"`
-}
-
 // Import validates and writes a batch of triplets into tenant t. It is all
 // or nothing: a *ValidationError (wrapping ErrInvalidInput) or ErrForbidden
 // means nothing was written, and so does any other error (ctx's included):
@@ -68,7 +59,7 @@ func (s *Store) Import(ctx context.Context, t Tenant, in []TripletInput, o Impor
 	if err := ValidateID(t.Project); err != nil {
 		return res, fmt.Errorf("project: %w", err)
 	}
-	lim := s.opts.Limits.withDefaults()
+	lim := s.opts.Limits.WithDefaults()
 	if len(in) > lim.MaxBatch {
 		return res, fmt.Errorf("%w: %d triplets, the limit is %d", ErrTooLarge, len(in), lim.MaxBatch)
 	}
@@ -282,7 +273,7 @@ func (b *batch) rawRel(raw string) uint32 {
 }
 
 // maxAliases bounds the surface names remembered per node.
-const maxAliases = 32
+const maxAliases = model.MaxAliases
 
 // node resolves (or creates) the node named name in tenant t, exact or
 // not, and merges the optional fields into it.

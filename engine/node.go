@@ -40,13 +40,6 @@ type Triplet struct {
 	Provenance   []Provenance `json:"provenance,omitempty"`
 }
 
-// Tenant is the (org, project) a record belongs to. Project "" means the
-// whole org where a scope is asked for.
-type Tenant struct {
-	Org     string `json:"orgId"`
-	Project string `json:"projectId"`
-}
-
 // DefaultWeight is the EMA weight of a new node or edge.
 const DefaultWeight = 0.5
 

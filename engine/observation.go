@@ -12,29 +12,8 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	badger "github.com/dgraph-io/badger/v4"
+	"github.com/kgctx/kgctx/engine/model"
 )
-
-// ObservationMeta is an observation's metadata (the references'
-// MemoryObservation metadata).
-type ObservationMeta struct {
-	Paths     []string `json:"paths"`
-	SessionID string   `json:"sessionId,omitempty"`
-	Namespace string   `json:"namespace,omitempty"`
-	Tags      []string `json:"tags"`
-	WorkType  string   `json:"workType,omitempty"`
-}
-
-// Observation is a short note learnt in an earlier session.
-type Observation struct {
-	ID        string          `json:"id"`
-	Dense     uint32          `json:"-"`
-	OrgID     string          `json:"orgId"`
-	ProjectID string          `json:"projectId"`
-	Content   string          `json:"content"`
-	Metadata  ObservationMeta `json:"metadata"`
-	Weight    float64         `json:"weight"`
-	CreatedAt time.Time       `json:"createdAt"`
-}
 
 // ObservationInput is one observation to store.
 type ObservationInput struct {
@@ -93,14 +72,14 @@ func ValidateObservation(in *ObservationInput, dim int) error {
 	case len(c) > MaxObservationBytes:
 		return fmt.Errorf("content is %d bytes, over the limit of %d", len(c), MaxObservationBytes)
 	case !utf8.ValidString(c):
-		return fmt.Errorf("content %w", errInvalidUTF8)
+		return errors.New("content is not valid UTF-8")
 	}
 	m := &in.Metadata
 	if len(m.Paths) > maxObsPaths {
 		return fmt.Errorf("metadata.paths has %d entries, the limit is %d", len(m.Paths), maxObsPaths)
 	}
 	for _, p := range m.Paths {
-		if p == "" || len(p) > maxObsPathBytes || !utf8.ValidString(p) || hasControl(p) {
+		if p == "" || len(p) > maxObsPathBytes || !utf8.ValidString(p) || model.HasControl(p) {
 			return fmt.Errorf("metadata.paths: %q must be 1 to %d bytes of UTF-8 without control characters", p, maxObsPathBytes)
 		}
 	}
@@ -108,11 +87,11 @@ func ValidateObservation(in *ObservationInput, dim int) error {
 		return fmt.Errorf("metadata.tags has %d entries, the limit is %d", len(m.Tags), maxObsTags)
 	}
 	for _, t := range m.Tags {
-		if t == "" || len(t) > maxObsTagBytes || !utf8.ValidString(t) || hasControl(t) {
+		if t == "" || len(t) > maxObsTagBytes || !utf8.ValidString(t) || model.HasControl(t) {
 			return fmt.Errorf("metadata.tags: %q must be 1 to %d bytes of UTF-8 without control characters", t, maxObsTagBytes)
 		}
 	}
-	if len(m.Namespace) > maxNamespaceBytes || !utf8.ValidString(m.Namespace) || hasControl(m.Namespace) {
+	if len(m.Namespace) > maxNamespaceBytes || !utf8.ValidString(m.Namespace) || model.HasControl(m.Namespace) {
 		return fmt.Errorf("metadata.namespace must be at most %d bytes of UTF-8 without control characters", maxNamespaceBytes)
 	}
 	if m.SessionID != "" {
@@ -128,7 +107,7 @@ func ValidateObservation(in *ObservationInput, dim int) error {
 	if in.Weight != nil && (*in.Weight < 0 || *in.Weight > 1 || *in.Weight != *in.Weight) {
 		return fmt.Errorf("weight %v is outside [0,1]", *in.Weight)
 	}
-	return checkVector("vector", in.Vector, dim)
+	return model.CheckVector("vector", in.Vector, dim)
 }
 
 type obsRec struct {

@@ -111,13 +111,6 @@ func (s *Store) Triplet(e uint32) (Triplet, error) {
 	return t, err
 }
 
-// Stats summarises a project's graph.
-type Stats struct {
-	Nodes      int            `json:"nodes"`
-	Triplets   int            `json:"triplets"`
-	Predicates map[string]int `json:"predicates"`
-}
-
 // Stats counts project t's nodes and triplets, and triplets per predicate.
 // The known vocabulary is always listed, with zero counts where absent.
 func (s *Store) Stats(t Tenant) (Stats, error) {

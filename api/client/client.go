@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 	"github.com/kgctx/kgctx/engine/tripletio"
 )
 
@@ -26,7 +26,7 @@ type Client struct {
 	base  string
 	token string
 	http  *http.Client
-	pos   engine.Positions
+	pos   model.Positions
 }
 
 // SequenceHeader carries a cluster's log positions ("SHARD:SEQ,...").
@@ -204,23 +204,23 @@ func projectPath(org, project string) string {
 }
 
 // ImportNDJSON posts one NDJSON body of triplets (all or nothing).
-func (c *Client) ImportNDJSON(ctx context.Context, org, project string, body []byte) (engine.ImportResult, error) {
-	var res engine.ImportResult
+func (c *Client) ImportNDJSON(ctx context.Context, org, project string, body []byte) (model.ImportResult, error) {
+	var res model.ImportResult
 	err := c.do(ctx, http.MethodPost, projectPath(org, project)+"/triplets", "application/x-ndjson", bytes.NewReader(body), &res)
 	return res, err
 }
 
 // ImportTriplets posts triplets as one NDJSON body (all or nothing).
-func (c *Client) ImportTriplets(ctx context.Context, org, project string, ts []engine.TripletInput) (engine.ImportResult, error) {
+func (c *Client) ImportTriplets(ctx context.Context, org, project string, ts []model.TripletInput) (model.ImportResult, error) {
 	body, err := EncodeNDJSON(nil, ts)
 	if err != nil {
-		return engine.ImportResult{}, err
+		return model.ImportResult{}, err
 	}
 	return c.ImportNDJSON(ctx, org, project, body)
 }
 
 // EncodeNDJSON appends ts to dst as NDJSON.
-func EncodeNDJSON(dst []byte, ts []engine.TripletInput) ([]byte, error) {
+func EncodeNDJSON(dst []byte, ts []model.TripletInput) ([]byte, error) {
 	var err error
 	for i := range ts {
 		if dst, err = tripletio.AppendNDJSON(dst, &ts[i]); err != nil {
@@ -231,8 +231,8 @@ func EncodeNDJSON(dst []byte, ts []engine.TripletInput) ([]byte, error) {
 }
 
 // Stats returns a project's graph statistics.
-func (c *Client) Stats(ctx context.Context, org, project string) (engine.Stats, error) {
-	var st engine.Stats
+func (c *Client) Stats(ctx context.Context, org, project string) (model.Stats, error) {
+	var st model.Stats
 	err := c.do(ctx, http.MethodGet, projectPath(org, project)+"/graph/stats", "", nil, &st)
 	return st, err
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/kgctx/kgctx/api/apitest"
 	"github.com/kgctx/kgctx/api/client"
 	"github.com/kgctx/kgctx/compose/service"
-	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
+	"github.com/kgctx/kgctx/engine/model"
 	"github.com/kgctx/kgctx/engine/tripletio"
 )
 
@@ -54,7 +54,7 @@ func TestImportFiles(t *testing.T) {
 		t.Fatalf("stats: %+v %v", st, err)
 	}
 	// Another org's project: the server's 403 comes back as an APIError.
-	_, err = c.ImportTriplets(context.Background(), "other", "p", []engine.TripletInput{{Source: "a", Relationship: "r", Target: "b"}})
+	_, err = c.ImportTriplets(context.Background(), "other", "p", []model.TripletInput{{Source: "a", Relationship: "r", Target: "b"}})
 	var ae *client.APIError
 	if !errors.As(err, &ae) || ae.Status != 403 || ae.Code != "forbidden" {
 		t.Fatalf("other org: %v", err)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // ErrNoToken: a client was built without a bearer token.
@@ -13,10 +13,10 @@ var ErrNoToken = errors.New("client: no bearer token")
 
 // APIError is a non-2xx answer: the status and the server's error body.
 type APIError struct {
-	Status  int                `json:"-"`
-	Code    string             `json:"code"`
-	Message string             `json:"message"`
-	Lines   []engine.LineError `json:"lines,omitempty"`
+	Status  int               `json:"-"`
+	Code    string            `json:"code"`
+	Message string            `json:"message"`
+	Lines   []model.LineError `json:"lines,omitempty"`
 	// RetryAfter is the answer's Retry-After (0: none), a 429's or a
 	// 503's: when to try again.
 	RetryAfter time.Duration `json:"-"`

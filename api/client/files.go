@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 	"github.com/kgctx/kgctx/engine/tripletio"
 )
 
@@ -27,8 +27,8 @@ type FileOptions struct {
 // the server's to check), then posts them as NDJSON batches. A batch the
 // server refuses stops the import with an error naming the file and line;
 // the batches before it stay imported.
-func (c *Client) ImportFiles(ctx context.Context, org, project string, files []tripletio.File, o FileOptions) (engine.ImportResult, error) {
-	var sum engine.ImportResult
+func (c *Client) ImportFiles(ctx context.Context, org, project string, files []tripletio.File, o FileOptions) (model.ImportResult, error) {
+	var sum model.ImportResult
 	if o.Batch <= 0 {
 		o.Batch = 20_000
 	}
@@ -58,7 +58,7 @@ func (c *Client) ImportFiles(ctx context.Context, org, project string, files []t
 		}
 		mu.Unlock()
 	}
-	err = tripletio.EachBatch(files, o.Format, o.Batch, func(file tripletio.File, ts []engine.TripletInput, lines []int) error {
+	err = tripletio.EachBatch(files, o.Format, o.Batch, func(file tripletio.File, ts []model.TripletInput, lines []int) error {
 		body, err := EncodeNDJSON(nil, ts)
 		if err != nil {
 			return err

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // Project is one project of an org as GET /v1/orgs/{org}/projects lists
@@ -64,7 +64,7 @@ func (q ObservationQuery) Values() url.Values {
 // ListedObservation is an observation of a page; a search's carry their
 // score (relevance × (0.5 + weight)) and relevance.
 type ListedObservation struct {
-	engine.Observation
+	model.Observation
 	Score     *float64 `json:"score,omitempty"`
 	Relevance *float64 `json:"relevance,omitempty"`
 }
@@ -89,14 +89,14 @@ func (c *Client) Observations(ctx context.Context, org, project string, q Observ
 // ObservationPatch changes an observation: a nil field is kept; metadata
 // given replaces the whole metadata.
 type ObservationPatch struct {
-	Content  *string                 `json:"content,omitempty"`
-	Metadata *engine.ObservationMeta `json:"metadata,omitempty"`
-	Weight   *float64                `json:"weight,omitempty"`
+	Content  *string                `json:"content,omitempty"`
+	Metadata *model.ObservationMeta `json:"metadata,omitempty"`
+	Weight   *float64               `json:"weight,omitempty"`
 }
 
 // UpdateObservation patches observation id and returns it as it is now.
-func (c *Client) UpdateObservation(ctx context.Context, org, project, id string, p ObservationPatch) (engine.Observation, error) {
-	var o engine.Observation
+func (c *Client) UpdateObservation(ctx context.Context, org, project, id string, p ObservationPatch) (model.Observation, error) {
+	var o model.Observation
 	body, err := json.Marshal(p)
 	if err != nil {
 		return o, err

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // WriterOptions tune a Writer. Zero fields mean defaults.
@@ -45,7 +45,7 @@ type WriterOptions struct {
 	// Idempotency-Key, so that a retry of a batch that was stored after
 	// all (a 504, a connection lost before the answer) is not applied
 	// twice.
-	OnError func(err error, batch []engine.TripletInput)
+	OnError func(err error, batch []model.TripletInput)
 }
 
 // WriterStats count a Writer's work.
@@ -61,7 +61,7 @@ type WriterStats struct {
 type Writer struct {
 	c    *Client
 	o    WriterOptions
-	q    chan engine.TripletInput
+	q    chan model.TripletInput
 	done chan struct{}
 	// stopCtx bounds retries once Stop is called.
 	stopCtx atomic.Pointer[context.Context]
@@ -77,10 +77,10 @@ var ErrStopped = errors.New("client: writer stopped")
 
 // NewWriter returns a stopped writer for project o.Org/o.Project.
 func (c *Client) NewWriter(o WriterOptions) (*Writer, error) {
-	if err := engine.ValidateID(o.Org); err != nil {
+	if err := model.ValidateID(o.Org); err != nil {
 		return nil, fmt.Errorf("client: writer org: %w", err)
 	}
-	if err := engine.ValidateID(o.Project); err != nil {
+	if err := model.ValidateID(o.Project); err != nil {
 		return nil, fmt.Errorf("client: writer project: %w", err)
 	}
 	if o.FlushSize <= 0 {
@@ -104,7 +104,7 @@ func (c *Client) NewWriter(o WriterOptions) (*Writer, error) {
 	if o.MaxRetryTime <= 0 {
 		o.MaxRetryTime = 2 * time.Minute
 	}
-	return &Writer{c: c, o: o, q: make(chan engine.TripletInput, o.QueueSize), done: make(chan struct{})}, nil
+	return &Writer{c: c, o: o, q: make(chan model.TripletInput, o.QueueSize), done: make(chan struct{})}, nil
 }
 
 // Start launches the batching goroutine. ctx bounds the writer's life: when
@@ -123,12 +123,12 @@ func (w *Writer) Start(ctx context.Context) error {
 // Enqueue adds t to the queue, blocking while it is full (back-pressure)
 // until ctx ends. t is validated first (vector lengths excepted: the server
 // checks those), so a bad triplet is refused here, not lost later.
-func (w *Writer) Enqueue(ctx context.Context, t engine.TripletInput) error {
+func (w *Writer) Enqueue(ctx context.Context, t model.TripletInput) error {
 	if w.stopped.Load() {
 		return ErrStopped
 	}
-	if err := engine.ValidateTriplet(&t, engine.Limits{}, -1); err != nil {
-		return fmt.Errorf("client: %w: %w", engine.ErrInvalidInput, err)
+	if err := model.ValidateTriplet(&t, model.Limits{}, -1); err != nil {
+		return fmt.Errorf("client: %w: %w", model.ErrInvalidInput, err)
 	}
 	select {
 	case w.q <- t:
@@ -164,7 +164,7 @@ func (w *Writer) Stats() WriterStats {
 
 func (w *Writer) run(ctx context.Context) {
 	defer close(w.done)
-	batch := make([]engine.TripletInput, 0, w.o.FlushSize)
+	batch := make([]model.TripletInput, 0, w.o.FlushSize)
 	tick := time.NewTicker(w.o.FlushInterval)
 	defer tick.Stop()
 	flush := func() bool {
@@ -202,7 +202,7 @@ func (w *Writer) run(ctx context.Context) {
 // send posts one batch, retrying transient failures with backoff, within
 // MaxAttempts and MaxRetryTime. It reports false when the writer must
 // give up (its contexts ended).
-func (w *Writer) send(ctx context.Context, batch []engine.TripletInput) bool {
+func (w *Writer) send(ctx context.Context, batch []model.TripletInput) bool {
 	delay := w.o.Backoff
 	start := time.Now()
 	key := NewIdempotencyKey() // one per batch, kept across its retries
@@ -231,7 +231,7 @@ func (w *Writer) send(ctx context.Context, batch []engine.TripletInput) bool {
 		if !retry {
 			w.stats.failed.Add(int64(len(batch)))
 			if w.o.OnError != nil {
-				w.o.OnError(err, append([]engine.TripletInput(nil), batch...))
+				w.o.OnError(err, append([]model.TripletInput(nil), batch...))
 			}
 			return true
 		}

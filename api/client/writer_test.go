@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/kgctx/kgctx/api/client"
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 func TestWriterAgainstServer(t *testing.T) {
@@ -26,11 +26,11 @@ func TestWriterAgainstServer(t *testing.T) {
 	ctx := context.Background()
 	w.Start(ctx)
 	for i := range 1000 {
-		if err := w.Enqueue(ctx, engine.TripletInput{Source: fmt.Sprintf("S%d", i), Relationship: "calls", Target: "Hub"}); err != nil {
+		if err := w.Enqueue(ctx, model.TripletInput{Source: fmt.Sprintf("S%d", i), Relationship: "calls", Target: "Hub"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := w.Enqueue(ctx, engine.TripletInput{Source: " ", Relationship: "calls", Target: "x"}); !errors.Is(err, engine.ErrInvalidInput) {
+	if err := w.Enqueue(ctx, model.TripletInput{Source: " ", Relationship: "calls", Target: "x"}); !errors.Is(err, model.ErrInvalidInput) {
 		t.Fatalf("invalid triplet accepted: %v", err)
 	}
 	// A lone triplet goes out on the timer, without waiting for 64.
@@ -41,10 +41,10 @@ func TestWriterAgainstServer(t *testing.T) {
 	if st.Sent != 1000 || st.Failed != 0 || st.Batches < 16 {
 		t.Fatalf("stats %+v", st)
 	}
-	if s, _ := app.Store.Stats(engine.Tenant{Org: "o", Project: "p"}); s.Triplets != 1000 {
+	if s, _ := app.Store.Stats(model.Tenant{Org: "o", Project: "p"}); s.Triplets != 1000 {
 		t.Fatalf("store holds %d triplets", s.Triplets)
 	}
-	if err := w.Enqueue(ctx, engine.TripletInput{Source: "a", Relationship: "r", Target: "b"}); !errors.Is(err, client.ErrStopped) {
+	if err := w.Enqueue(ctx, model.TripletInput{Source: "a", Relationship: "r", Target: "b"}); !errors.Is(err, client.ErrStopped) {
 		t.Fatalf("enqueue after stop: %v", err)
 	}
 }
@@ -78,15 +78,15 @@ func TestWriterTimerRetriesAndBackPressure(t *testing.T) {
 	ctx := context.Background()
 	// Back-pressure: not started, the queue of 2 fills and Enqueue waits
 	// for its context instead of dropping.
-	w.Enqueue(ctx, engine.TripletInput{Source: "a", Relationship: "r", Target: "b"})
-	w.Enqueue(ctx, engine.TripletInput{Source: "c", Relationship: "r", Target: "d"})
+	w.Enqueue(ctx, model.TripletInput{Source: "a", Relationship: "r", Target: "b"})
+	w.Enqueue(ctx, model.TripletInput{Source: "c", Relationship: "r", Target: "d"})
 	short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
 	defer cancel()
-	if err := w.Enqueue(short, engine.TripletInput{Source: "e", Relationship: "r", Target: "f"}); !errors.Is(err, context.DeadlineExceeded) {
+	if err := w.Enqueue(short, model.TripletInput{Source: "e", Relationship: "r", Target: "f"}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("full queue: %v", err)
 	}
 	w.Start(ctx)
-	if err := w.Enqueue(ctx, engine.TripletInput{Source: "e", Relationship: "r", Target: "f"}); err != nil {
+	if err := w.Enqueue(ctx, model.TripletInput{Source: "e", Relationship: "r", Target: "f"}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond) // the timer flushes, through a 503 and a 429
@@ -112,10 +112,10 @@ func TestWriterPermanentError(t *testing.T) {
 	defer srv.Close()
 	c, _ := client.New(srv.URL, "tok_0123456789abcdef", nil)
 	var reported atomic.Int32
-	w, _ := c.NewWriter(client.WriterOptions{Org: "o", Project: "p", OnError: func(err error, b []engine.TripletInput) { reported.Add(int32(len(b))) }})
+	w, _ := c.NewWriter(client.WriterOptions{Org: "o", Project: "p", OnError: func(err error, b []model.TripletInput) { reported.Add(int32(len(b))) }})
 	ctx := context.Background()
 	w.Start(ctx)
-	w.Enqueue(ctx, engine.TripletInput{Source: "a", Relationship: "r", Target: "b"})
+	w.Enqueue(ctx, model.TripletInput{Source: "a", Relationship: "r", Target: "b"})
 	w.Stop(ctx)
 	if st := w.Stats(); st.Failed != 1 || reported.Load() != 1 {
 		t.Fatalf("stats %+v, reported %d", st, reported.Load())
@@ -139,10 +139,10 @@ func TestWriterRetriesBounded(t *testing.T) {
 		cl, _ := client.New(srv.URL, "tok_0123456789abcdef", nil)
 		var failed error
 		w, _ := cl.NewWriter(client.WriterOptions{Org: "o", Project: "p", Backoff: time.Millisecond, MaxAttempts: 3,
-			OnError: func(err error, b []engine.TripletInput) { failed = err }})
+			OnError: func(err error, b []model.TripletInput) { failed = err }})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		w.Start(ctx)
-		w.Enqueue(ctx, engine.TripletInput{Source: "a", Relationship: "r", Target: "b"})
+		w.Enqueue(ctx, model.TripletInput{Source: "a", Relationship: "r", Target: "b"})
 		if err := w.Stop(ctx); err != nil {
 			t.Fatalf("%d: stop: %v (retried without end?)", c.code, err)
 		}
@@ -180,11 +180,11 @@ func TestWriterRetriesUnknownOutcomeWithItsKey(t *testing.T) {
 	c, _ := client.New(srv.URL, "tok_0123456789abcdef", nil)
 	var failed atomic.Int32
 	w, _ := c.NewWriter(client.WriterOptions{Org: "o", Project: "p", FlushSize: 1, Backoff: time.Millisecond,
-		OnError: func(error, []engine.TripletInput) { failed.Add(1) }})
+		OnError: func(error, []model.TripletInput) { failed.Add(1) }})
 	ctx := context.Background()
 	w.Start(ctx)
 	for _, s := range []string{"a", "b"} {
-		if err := w.Enqueue(ctx, engine.TripletInput{Source: s, Relationship: "calls", Target: "x"}); err != nil {
+		if err := w.Enqueue(ctx, model.TripletInput{Source: s, Relationship: "calls", Target: "x"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -201,7 +201,7 @@ func TestWriterRetriesUnknownOutcomeWithItsKey(t *testing.T) {
 	}
 	keys = nil
 	mu.Unlock()
-	if _, err := c.ImportTriplets(client.WithIdempotencyKey(ctx, "mine"), "o", "p", []engine.TripletInput{{Source: "a", Relationship: "r", Target: "b"}}); err != nil {
+	if _, err := c.ImportTriplets(client.WithIdempotencyKey(ctx, "mine"), "o", "p", []model.TripletInput{{Source: "a", Relationship: "r", Target: "b"}}); err != nil {
 		t.Fatal(err)
 	}
 	c.Stats(client.WithIdempotencyKey(ctx, "mine"), "o", "p") // a read: its answer does not matter here

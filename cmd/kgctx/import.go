@@ -5,15 +5,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/kgctx/kgctx/api"
 	"io"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/kgctx/kgctx/api"
 	"github.com/kgctx/kgctx/api/client"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/tripletio"
+	"github.com/kgctx/kgctx/engine/tripletload"
 )
 
 func importCmd() *command {
@@ -188,7 +189,7 @@ func importLocal(ctx context.Context, dir string, ten engine.Tenant, files []tri
 		return engine.ImportResult{}, err
 	}
 	o.Relationships = preds.Set()
-	res, err := tripletio.Load(ctx, app.Store, ten, files, o)
+	res, err := tripletload.Load(ctx, app.Store, ten, files, o)
 	// Close makes everything durable before the command reports success
 	// (or how far an interrupted import got). Interrupted, it does not wait
 	// for the indexes to catch up: they replay the store's change log at

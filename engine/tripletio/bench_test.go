@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // benchInput renders n triplets shaped like extractor output: identifier-like
@@ -24,7 +24,7 @@ func benchInput(f Format, n int) []byte {
 		b.WriteString("[\n")
 	}
 	for i := range n {
-		t := engine.TripletInput{Source: name(), Relationship: "rel_" + strconv.Itoa(rng.IntN(40)), Target: name()}
+		t := model.TripletInput{Source: name(), Relationship: "rel_" + strconv.Itoa(rng.IntN(40)), Target: name()}
 		if rng.IntN(4) > 0 {
 			w := float64(rng.IntN(1000)) / 1000
 			t.Weight = &w
@@ -57,7 +57,7 @@ func benchReader(b *testing.B, f Format) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			b.ResetTimer()
-			var t engine.TripletInput
+			var t model.TripletInput
 			for b.Loop() {
 				r, err := NewReader(bytes.NewReader(data), f)
 				if err != nil {
@@ -89,7 +89,7 @@ func BenchmarkReader_TSV(b *testing.B)   { benchReader(b, TSV) }
 func BenchmarkReader_CSV(b *testing.B)   { benchReader(b, CSV) }
 
 func BenchmarkEncoder_NDJSON(b *testing.B) {
-	ts := []engine.TripletInput{{Source: "AuthService_123", Relationship: "depends_on", Target: "PostgresDB_9", Weight: ptr(0.7)}}
+	ts := []model.TripletInput{{Source: "AuthService_123", Relationship: "depends_on", Target: "PostgresDB_9", Weight: ptr(0.7)}}
 	enc := NewEncoder(io.Discard)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"io"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // ReadBatch reads up to max triplets (all when max <= 0) from r into dst,
 // collecting per-record errors instead of stopping at the first one: at
-// most engine.MaxReportedErrors are kept, in line order (ToLineErrors turns
+// most model.MaxReportedErrors are kept, in line order (ToLineErrors turns
 // them into the engine's report form). It returns io.EOF
 // once the input is exhausted (with whatever it read before), or the
 // Reader's fatal error (a *LineError after which it cannot resume, which is
@@ -17,10 +17,10 @@ import (
 //
 // lines[i] is the input line of dst[i], so that later validation can name
 // the caller's line.
-func ReadBatch(r *Reader, dst []engine.TripletInput, lines []int, max int) ([]engine.TripletInput, []int, []*LineError, error) {
+func ReadBatch(r *Reader, dst []model.TripletInput, lines []int, max int) ([]model.TripletInput, []int, []*LineError, error) {
 	var errs []*LineError
 	for max <= 0 || len(dst) < max {
-		var t engine.TripletInput
+		var t model.TripletInput
 		err := r.Next(&t)
 		if err == io.EOF {
 			return dst, lines, errs, io.EOF
@@ -30,7 +30,7 @@ func ReadBatch(r *Reader, dst []engine.TripletInput, lines []int, max int) ([]en
 			if !errors.As(err, &le) {
 				return dst, lines, errs, err
 			}
-			if len(errs) < engine.MaxReportedErrors {
+			if len(errs) < model.MaxReportedErrors {
 				errs = append(errs, le)
 			}
 			if r.Stopped() {
@@ -45,10 +45,10 @@ func ReadBatch(r *Reader, dst []engine.TripletInput, lines []int, max int) ([]en
 }
 
 // ToLineErrors converts reader errors to the engine's report form.
-func ToLineErrors(errs []*LineError) []engine.LineError {
-	out := make([]engine.LineError, len(errs))
+func ToLineErrors(errs []*LineError) []model.LineError {
+	out := make([]model.LineError, len(errs))
 	for i, e := range errs {
-		out[i] = engine.LineError{Line: e.Line, Err: e.Err.Error()}
+		out[i] = model.LineError{Line: e.Line, Err: e.Err.Error()}
 	}
 	return out
 }

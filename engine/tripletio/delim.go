@@ -9,13 +9,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // nextTSV decodes the next data row of a TSV input. TSV has no quoting: a
 // field is everything between two tabs, so a row costs one string
 // allocation (the row) plus one for a weight.
-func (r *Reader) nextTSV(t *engine.TripletInput) error {
+func (r *Reader) nextTSV(t *model.TripletInput) error {
 	for {
 		line, _, err := r.lines.next()
 		if err != nil {
@@ -82,7 +82,7 @@ func fieldCountError(kind string, n int) error {
 }
 
 // parseWeight parses the optional fourth column. Unlike JSON input, whose
-// weight range is left to engine.ValidateTriplet, a bad weight cell is
+// weight range is left to model.ValidateTriplet, a bad weight cell is
 // rejected here: in a column format a stray value usually means the columns
 // are shifted.
 func parseWeight(s string) (*float64, error) {
@@ -102,7 +102,7 @@ func parseWeight(s string) (*float64, error) {
 // (the fuzz test checks it against encoding/csv), but it reads through the
 // bounded lineReader, allocates one string per record and can go on after a
 // bad record. A record whose only field is white space counts as blank.
-func (r *Reader) nextCSV(t *engine.TripletInput) error {
+func (r *Reader) nextCSV(t *model.TripletInput) error {
 	for {
 		s, err := r.csvRecord()
 		if err != nil {

@@ -1,5 +1,5 @@
 // Package tripletio reads and writes triplet files and request bodies: the
-// wire formats in which extractors bulk-import engine.TripletInput values.
+// wire formats in which extractors bulk-import model.TripletInput values.
 //
 // It owns four input formats and one output format:
 //
@@ -26,7 +26,7 @@
 // # Syntax versus validity
 //
 // The Reader checks syntax and that source, relationship and target are
-// present and not blank; nothing else. engine.ValidateTriplet applies the
+// present and not blank; nothing else. model.ValidateTriplet applies the
 // content rules of API.md (lengths, UTF-8, control characters, weight range,
 // vector dimension, id charset) when the triplets are imported, so that the
 // HTTP API and the CLI reject the same inputs with the same messages.
@@ -51,7 +51,7 @@
 //
 // A Reader or an Encoder is not safe for concurrent use; use one per
 // goroutine. The package's functions are safe for concurrent use.
-// Strings and slices stored into an engine.TripletInput by Next are owned by
+// Strings and slices stored into an model.TripletInput by Next are owned by
 // the caller: they never alias the Reader's buffers and stay valid after
 // later calls. (For TSV and CSV the three names of one row share a single
 // allocation, so retaining one of them retains the row.)

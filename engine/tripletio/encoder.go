@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // Encoder writes triplets as NDJSON, the export format: one compact object
@@ -30,7 +30,7 @@ func NewEncoder(w io.Writer) *Encoder {
 
 // Encode writes t as one line. It writes nothing when t cannot be encoded
 // (a NaN weight or vector component).
-func (e *Encoder) Encode(t *engine.TripletInput) error {
+func (e *Encoder) Encode(t *model.TripletInput) error {
 	if t == nil {
 		return errors.New("tripletio: encode: nil triplet")
 	}
@@ -48,7 +48,7 @@ func (e *Encoder) Encode(t *engine.TripletInput) error {
 // omitted empty fields, string escapes, number formats), without its
 // reflection: exports and the client's batches spend most of their time
 // here. On error (a NaN or infinite number) dst is returned unchanged.
-func AppendNDJSON(dst []byte, t *engine.TripletInput) ([]byte, error) {
+func AppendNDJSON(dst []byte, t *model.TripletInput) ([]byte, error) {
 	b := append(dst, `{"source":`...)
 	b = appendJSONString(b, t.Source)
 	b = append(b, `,"relationship":`...)
@@ -120,7 +120,7 @@ func AppendNDJSON(dst []byte, t *engine.TripletInput) ([]byte, error) {
 	if t.TargetExact {
 		b = append(b, `,"targetExact":true`...)
 	}
-	loc := func(key string, l *engine.Location) {
+	loc := func(key string, l *model.Location) {
 		if l == nil {
 			return
 		}

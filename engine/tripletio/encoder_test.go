@@ -10,21 +10,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 func TestEncoder_RoundTrip(t *testing.T) {
-	in := []engine.TripletInput{
+	in := []model.TripletInput{
 		{Source: "a", Relationship: "r", Target: "b"},
 		{Source: "Auth <Service> & co", Relationship: "depends_on", Target: "Postgres \"DB\"\n2",
 			SourceType: "service", TargetType: "database", SourceDescription: "é 東京", TargetDescription: "🚀",
 			Weight:       ptr(0.1 + 0.2), // not exactly representable in short decimal
-			Provenance:   &engine.Provenance{ObservationID: "obs_1", SessionID: "ses_1", Timestamp: time.Date(2026, 11, 20, 10, 0, 0, 123456789, time.UTC)},
+			Provenance:   &model.Provenance{ObservationID: "obs_1", SessionID: "ses_1", Timestamp: time.Date(2026, 11, 20, 10, 0, 0, 123456789, time.UTC)},
 			SourceVector: []float32{0.1, -3.4028235e38, 1e-45}, TargetVector: []float32{float32(math.Pi)},
 			SourceProjectID: "p1", TargetProjectID: "p2", TargetOrgID: "o",
-			SourceExact: true, TargetExact: true, SourceLocation: &engine.Location{File: "dir/nats.go", Line: 120, EndLine: 180},
-			TargetLocation: &engine.Location{File: "ws.go", Line: 7}, SourceSignature: "func (nc *Conn) Close()", TargetSignature: "Put(key string) error"},
-		{Source: "x", Relationship: "r", Target: "y", Weight: ptr(0.0), Provenance: &engine.Provenance{}},
+			SourceExact: true, TargetExact: true, SourceLocation: &model.Location{File: "dir/nats.go", Line: 120, EndLine: 180},
+			TargetLocation: &model.Location{File: "ws.go", Line: 7}, SourceSignature: "func (nc *Conn) Close()", TargetSignature: "Put(key string) error"},
+		{Source: "x", Relationship: "r", Target: "y", Weight: ptr(0.0), Provenance: &model.Provenance{}},
 	}
 	var buf bytes.Buffer
 	enc := NewEncoder(&buf)
@@ -58,7 +58,7 @@ func TestEncoder_Errors(t *testing.T) {
 	if err := enc.Encode(nil); err == nil {
 		t.Error("nil accepted")
 	}
-	if err := enc.Encode(&engine.TripletInput{Source: "a", Relationship: "r", Target: "b", Weight: ptr(math.NaN())}); err == nil {
+	if err := enc.Encode(&model.TripletInput{Source: "a", Relationship: "r", Target: "b", Weight: ptr(math.NaN())}); err == nil {
 		t.Error("NaN weight encoded")
 	}
 	if buf.Len() != 0 {
@@ -67,7 +67,7 @@ func TestEncoder_Errors(t *testing.T) {
 }
 
 // encodingJSON is the reference AppendNDJSON must match byte for byte.
-func encodingJSON(t *engine.TripletInput) ([]byte, error) {
+func encodingJSON(t *model.TripletInput) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -81,7 +81,7 @@ func TestAppendNDJSON_MatchesEncodingJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	pick := func() string { return odd[rng.IntN(len(odd))] }
 	for i := range 2000 {
-		tr := engine.TripletInput{Source: pick(), Relationship: pick(), Target: pick(), SourceType: pick(), TargetDescription: pick(),
+		tr := model.TripletInput{Source: pick(), Relationship: pick(), Target: pick(), SourceType: pick(), TargetDescription: pick(),
 			SourceProjectID: pick(), TargetOrgID: pick()}
 		if i%2 == 0 {
 			tr.Weight = ptr(floats[rng.IntN(len(floats))])
@@ -92,15 +92,15 @@ func TestAppendNDJSON_MatchesEncodingJSON(t *testing.T) {
 			tr.TargetAliases = []string{pick(), pick()}
 		}
 		if i%7 == 0 {
-			tr.Provenance = &engine.Provenance{SessionID: pick(), Timestamp: time.Unix(int64(i), 5).UTC()}
+			tr.Provenance = &model.Provenance{SessionID: pick(), Timestamp: time.Unix(int64(i), 5).UTC()}
 		}
 		if i%5 == 0 {
 			tr.SourceExact, tr.TargetExact = i%10 == 0, true
-			tr.SourceLocation = &engine.Location{File: pick(), Line: rng.IntN(1000) - 10, EndLine: rng.IntN(3) * 500}
+			tr.SourceLocation = &model.Location{File: pick(), Line: rng.IntN(1000) - 10, EndLine: rng.IntN(3) * 500}
 			tr.TargetSignature = pick()
 		}
 		if i%11 == 0 {
-			tr.TargetLocation, tr.SourceSignature = &engine.Location{}, pick()
+			tr.TargetLocation, tr.SourceSignature = &model.Location{}, pick()
 		}
 		want, werr := encodingJSON(&tr)
 		got, gerr := AppendNDJSON(nil, &tr)
@@ -113,7 +113,7 @@ func TestAppendNDJSON_MatchesEncodingJSON(t *testing.T) {
 func FuzzAppendNDJSON(f *testing.F) {
 	f.Add("a", "r\x00", "b\xff", 0.5, float32(1e-7))
 	f.Fuzz(func(t *testing.T, s, r, o string, w float64, v float32) {
-		tr := engine.TripletInput{Source: s, Relationship: r, Target: o, Weight: &w, SourceVector: []float32{v}, SourceAliases: []string{o}}
+		tr := model.TripletInput{Source: s, Relationship: r, Target: o, Weight: &w, SourceVector: []float32{v}, SourceAliases: []string{o}}
 		want, werr := encodingJSON(&tr)
 		got, gerr := AppendNDJSON(nil, &tr)
 		if (werr != nil) != (gerr != nil) || !bytes.Equal(got, want) {

@@ -5,7 +5,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // fastDecoder decodes the common shape of an NDJSON triplet line without
@@ -38,7 +38,7 @@ const maxIntern = 4096
 
 // decode reports whether it decoded line into t (which must be zero).
 // On false t may hold partial values and must be reset by the caller.
-func (d *fastDecoder) decode(line []byte, t *engine.TripletInput) bool {
+func (d *fastDecoder) decode(line []byte, t *model.TripletInput) bool {
 	d.b, d.i = line, 0
 	defer func() { d.b = nil }()
 	if !d.consume('{') {
@@ -66,7 +66,7 @@ func (d *fastDecoder) decode(line []byte, t *engine.TripletInput) bool {
 }
 
 // member decodes the value of key into t.
-func (d *fastDecoder) member(key []byte, t *engine.TripletInput) bool {
+func (d *fastDecoder) member(key []byte, t *model.TripletInput) bool {
 	var sp *string
 	intern := true
 	switch string(key) {
@@ -147,7 +147,7 @@ func (d *fastDecoder) boolean(p *bool) bool {
 
 // location decodes a Location object (null: nil). As encoding/json
 // does, a second object for the same key decodes into the first.
-func (d *fastDecoder) location(p **engine.Location) bool {
+func (d *fastDecoder) location(p **model.Location) bool {
 	if d.null() {
 		*p = nil
 		return true
@@ -157,7 +157,7 @@ func (d *fastDecoder) location(p **engine.Location) bool {
 	}
 	l := *p
 	if l == nil {
-		l = &engine.Location{}
+		l = &model.Location{}
 	}
 	if !d.consume('}') {
 		for {

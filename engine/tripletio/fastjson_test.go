@@ -7,12 +7,12 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // slowDecode is the reference: encoding/json with unknown fields refused.
-func slowDecode(line []byte) (engine.TripletInput, error) {
-	var t engine.TripletInput
+func slowDecode(line []byte) (model.TripletInput, error) {
+	var t model.TripletInput
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(&t)
@@ -32,7 +32,7 @@ func checkFastAgrees(t *testing.T, line []byte) (accepted bool) {
 		return false // the reader refuses such lines before decoding
 	}
 	var d fastDecoder
-	var got engine.TripletInput
+	var got model.TripletInput
 	if !d.decode(line, &got) {
 		return false
 	}
@@ -119,7 +119,7 @@ func TestFastDecoderErrorsUnchanged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got engine.TripletInput
+		var got model.TripletInput
 		if err := r.Next(&got); err == nil {
 			t.Errorf("%s: accepted", line)
 		}
@@ -145,7 +145,7 @@ func BenchmarkFastDecoder(b *testing.B) {
 	var d fastDecoder
 	b.ReportAllocs()
 	for b.Loop() {
-		var t engine.TripletInput
+		var t model.TripletInput
 		if !d.decode(line, &t) {
 			b.Fatal("not decoded")
 		}

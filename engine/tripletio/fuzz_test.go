@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // Seeds shared by the reader fuzz targets; each target adds its own.
@@ -94,7 +94,7 @@ func summary(res result) any {
 		errs[i] = e.Error()
 	}
 	return struct {
-		T     []engine.TripletInput
+		T     []model.TripletInput
 		Lines []int
 		Errs  []string
 	}{res.triplets, res.lines, errs}
@@ -136,7 +136,7 @@ func FuzzReader_JSONL(f *testing.F) {
 		// Oracle: each triplet is what encoding/json makes of its line.
 		lines := inputLines(data)
 		for i, tr := range res.triplets {
-			var want engine.TripletInput
+			var want model.TripletInput
 			if err := json.Unmarshal([]byte(lines[res.lines[i]-1]), &want); err != nil || !reflect.DeepEqual(tr, want) {
 				t.Fatalf("line %d: got %+v, encoding/json %+v (%v)", res.lines[i], tr, want, err)
 			}
@@ -165,7 +165,7 @@ func FuzzReader_JSON(f *testing.F) {
 		if len(res.errs) > 0 || len(bytes.TrimSpace(data)) == 0 || bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
 			return
 		}
-		var want []engine.TripletInput
+		var want []model.TripletInput
 		if err := json.Unmarshal(data, &want); err != nil {
 			t.Fatalf("Reader accepted what encoding/json rejects: %v", err)
 		}
@@ -268,7 +268,7 @@ func csvOracle(data []byte) result {
 			res.errs = append(res.errs, &LineError{Line: line})
 			continue
 		}
-		tr := engine.TripletInput{Source: rec[0], Relationship: rec[1], Target: rec[2]}
+		tr := model.TripletInput{Source: rec[0], Relationship: rec[1], Target: rec[2]}
 		if len(rec) == 4 {
 			if tr.Weight, err = parseWeight(rec[3]); err != nil {
 				res.errs = append(res.errs, &LineError{Line: line})

@@ -7,13 +7,13 @@ import (
 	"io"
 	"testing"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // result is everything a Reader produced for one input.
 type result struct {
 	format   Format
-	triplets []engine.TripletInput
+	triplets []model.TripletInput
 	lines    []int        // Line() after each triplet
 	errs     []*LineError // in order
 }
@@ -37,7 +37,7 @@ func drain(tb testing.TB, r *Reader, bound int) result {
 		if i > bound {
 			tb.Fatalf("Reader did not terminate after %d calls", i)
 		}
-		var t engine.TripletInput
+		var t model.TripletInput
 		err := r.Next(&t)
 		if err == io.EOF {
 			if !r.Stopped() {

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 	"github.com/kgctx/kgctx/internal/suggest"
 )
 
 // nextJSONL decodes the next non-blank line as one object.
-func (r *Reader) nextJSONL(t *engine.TripletInput) error {
+func (r *Reader) nextJSONL(t *model.TripletInput) error {
 	for {
 		line, _, err := r.lines.next()
 		if err != nil {
@@ -31,7 +31,7 @@ func (r *Reader) nextJSONL(t *engine.TripletInput) error {
 		if r.fast.decode(line, t) {
 			err = checkRequired(t)
 		} else {
-			*t = engine.TripletInput{}
+			*t = model.TripletInput{}
 			err = r.decodeLine(line, t)
 		}
 		if err != nil {
@@ -49,7 +49,7 @@ func (r *Reader) nextJSONL(t *engine.TripletInput) error {
 // A value cut short by the end of its line therefore fails instead of
 // running into the next line. Any error may leave the decoder with sticky
 // state or unread bytes, so it is dropped and the next line gets a new one.
-func (r *Reader) decodeLine(line []byte, t *engine.TripletInput) error {
+func (r *Reader) decodeLine(line []byte, t *model.TripletInput) error {
 	if r.jdec == nil {
 		r.jdec = json.NewDecoder(&r.feed)
 		r.jdec.DisallowUnknownFields()
@@ -109,7 +109,7 @@ func (f *lineFeeder) Read(p []byte) (int, error) {
 }
 
 // nextJSON decodes the next element of the top-level array.
-func (r *Reader) nextJSON(t *engine.TripletInput) error {
+func (r *Reader) nextJSON(t *model.TripletInput) error {
 	r.lim.mark()
 	if r.jsonState == 0 {
 		r.jsonState = 1
@@ -165,7 +165,7 @@ func (r *Reader) nextJSON(t *engine.TripletInput) error {
 	return nil
 }
 
-func hasReplacement(t *engine.TripletInput) bool {
+func hasReplacement(t *model.TripletInput) bool {
 	for _, s := range [...]string{t.Source, t.Relationship, t.Target, t.SourceType, t.TargetType,
 		t.SourceDescription, t.TargetDescription, t.SourceProjectID, t.TargetProjectID, t.TargetOrgID} {
 		if strings.ContainsRune(s, utf8.RuneError) {
@@ -245,7 +245,7 @@ func jsonError(err error) error {
 	case strings.HasPrefix(msg, "json: unknown field "):
 		m := strings.TrimPrefix(msg, "json: ")
 		if name, err := strconv.Unquote(strings.TrimPrefix(msg, "json: unknown field ")); err == nil {
-			if s := suggest.Field(name, engine.TripletInput{}); s != "" {
+			if s := suggest.Field(name, model.TripletInput{}); s != "" {
 				m += fmt.Sprintf(" (did you mean %q?)", s)
 			}
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // File is one input of a load: a path for OpenFile and the name errors
@@ -24,7 +24,7 @@ func (f File) name() string {
 // EachBatch streams the records of files in batches of at most n, with
 // their line numbers. The first bad record ends it with an error naming
 // file and line. ts and lines are reused between calls to fn.
-func EachBatch(files []File, f Format, n int, fn func(file File, ts []engine.TripletInput, lines []int) error) error {
+func EachBatch(files []File, f Format, n int, fn func(file File, ts []model.TripletInput, lines []int) error) error {
 	for _, file := range files {
 		if err := eachBatch(file, f, n, fn); err != nil {
 			return err
@@ -33,7 +33,7 @@ func EachBatch(files []File, f Format, n int, fn func(file File, ts []engine.Tri
 	return nil
 }
 
-func eachBatch(file File, f Format, n int, fn func(file File, ts []engine.TripletInput, lines []int) error) error {
+func eachBatch(file File, f Format, n int, fn func(file File, ts []model.TripletInput, lines []int) error) error {
 	rc, err := OpenFile(file.Path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", file.name(), err)
@@ -43,7 +43,7 @@ func eachBatch(file File, f Format, n int, fn func(file File, ts []engine.Triple
 	if err != nil {
 		return fmt.Errorf("%s: %w", file.name(), err)
 	}
-	var ts []engine.TripletInput
+	var ts []model.TripletInput
 	var lines []int
 	for {
 		var errs []*LineError
@@ -71,22 +71,22 @@ func eachBatch(file File, f Format, n int, fn func(file File, ts []engine.Triple
 // *LineError whether the record could not be parsed or is not valid. It returns the
 // number of records. progress, if set, is called with the running count.
 func ValidateFiles(files []File, f Format, dim int, rels map[string]bool, progress func(n int)) (int, error) {
-	return validateFiles(context.Background(), files, f, dim, rels, progress)
+	return ValidateFilesContext(context.Background(), files, f, dim, rels, progress)
 }
 
-// validateFiles is ValidateFiles stopping with ctx's error, between batches
-// of 10,000 records, once ctx is done.
-func validateFiles(ctx context.Context, files []File, f Format, dim int, rels map[string]bool, progress func(n int)) (int, error) {
+// ValidateFilesContext is ValidateFiles stopping with ctx's error, between
+// batches of 10,000 records, once ctx is done.
+func ValidateFilesContext(ctx context.Context, files []File, f Format, dim int, rels map[string]bool, progress func(n int)) (int, error) {
 	total := 0
-	err := EachBatch(files, f, 10_000, func(file File, ts []engine.TripletInput, lines []int) error {
+	err := EachBatch(files, f, 10_000, func(file File, ts []model.TripletInput, lines []int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		for i := range ts {
-			if err := engine.ValidateTriplet(&ts[i], engine.Limits{}, dim); err != nil {
+			if err := model.ValidateTriplet(&ts[i], model.Limits{}, dim); err != nil {
 				return fmt.Errorf("%s: %w", file.name(), &LineError{Line: lines[i], Err: err})
 			}
-			if rel := engine.NormalizeRelationship(ts[i].Relationship); rels != nil && !rels[rel] {
+			if rel := model.NormalizeRelationship(ts[i].Relationship); rels != nil && !rels[rel] {
 				return fmt.Errorf("%s: %w", file.name(), &LineError{Line: lines[i],
 					Err: fmt.Errorf("relationship %q is not in the project's vocabulary (strict mode)", rel)})
 			}
@@ -100,7 +100,8 @@ func validateFiles(ctx context.Context, files []File, f Format, dim int, rels ma
 	return total, err
 }
 
-// LoadOptions tune Load. Zero fields mean defaults.
+// LoadOptions tune a load of files into a store (engine/tripletload).
+// Zero fields mean defaults.
 type LoadOptions struct {
 	Format Format
 	// Batch is the number of triplets per engine batch (default 50,000).
@@ -116,62 +117,8 @@ type LoadOptions struct {
 	Written   func(done int)
 }
 
-// Load imports files into store st under tenant t, all or nothing as far as
-// the input goes: a first pass parses and validates every record and
-// writes nothing if one is bad; a second pass writes in batches, letting
-// the indexes of one batch be built while the next is stored. When Load
-// returns without error, everything is durable and indexed.
-//
-// Once ctx is done Load starts no further batch and returns ctx's error
-// (errors.Is(err, context.Canceled) after an interruption). Each batch is
-// written all or nothing, so the result then counts exactly the triplets
-// of the batches committed before; loading the same files again merges
-// them (nothing is duplicated) and writes the rest.
-func Load(ctx context.Context, st *engine.Store, t engine.Tenant, files []File, o LoadOptions) (engine.ImportResult, error) {
-	var sum engine.ImportResult
-	if o.Batch <= 0 {
-		o.Batch = 50_000
-	}
-	total, err := validateFiles(ctx, files, o.Format, st.Dim(), o.Relationships, nil)
-	if err != nil {
-		return sum, err
-	}
-	if o.Validated != nil {
-		o.Validated(total)
-	}
-	err = EachBatch(files, o.Format, o.Batch, func(file File, ts []engine.TripletInput, lines []int) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		res, err := st.Import(ctx, t, ts, engine.ImportOptions{AllowCrossOrg: o.AllowCrossOrg, Lines: lines, NoWait: true, Relationships: o.Relationships})
-		if err != nil {
-			if cerr := ctx.Err(); cerr != nil {
-				// Cancelled inside Import (while embedding, say): the
-				// batch was not committed; report the interruption, not
-				// the step it happened to stop in.
-				return cerr
-			}
-			return fmt.Errorf("%s: %w", file.name(), err)
-		}
-		AddResult(&sum, res)
-		if o.Written != nil {
-			o.Written(sum.Accepted)
-		}
-		return nil
-	})
-	if err != nil {
-		return sum, err
-	}
-	if err := st.Sync(ctx); err != nil {
-		// Every batch is committed; only the indexes' catching up was
-		// not waited for (Store.Close lets them finish).
-		return sum, err
-	}
-	return sum, nil
-}
-
 // AddResult adds r's counts to sum.
-func AddResult(sum *engine.ImportResult, r engine.ImportResult) {
+func AddResult(sum *model.ImportResult, r model.ImportResult) {
 	sum.Accepted += r.Accepted
 	sum.NodesCreated += r.NodesCreated
 	sum.NodesUpdated += r.NodesUpdated

@@ -10,7 +10,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // bufSize is the size of the read buffers. Lines up to this size are parsed
@@ -41,12 +41,12 @@ type Reader struct {
 	err error
 
 	// Scratch reused across records.
-	jdec *json.Decoder        // JSONL: reused across lines, see decodeLine
-	feed lineFeeder           // JSONL: the reader under jdec
-	fast fastDecoder          // JSONL: the encoding/json-free path, see fastDecoder
-	p    *engine.TripletInput // JSON, JSONL: decode target, see decodeLine
-	rec  []byte               // CSV: unquoted field bytes of the current record
-	ends []int                // CSV: end offset of each field in rec
+	jdec *json.Decoder       // JSONL: reused across lines, see decodeLine
+	feed lineFeeder          // JSONL: the reader under jdec
+	fast fastDecoder         // JSONL: the encoding/json-free path, see fastDecoder
+	p    *model.TripletInput // JSON, JSONL: decode target, see decodeLine
+	rec  []byte              // CSV: unquoted field bytes of the current record
+	ends []int               // CSV: end offset of each field in rec
 	// fedBase counts the bytes fed to jdec before the current line.
 	fedBase int64
 }
@@ -134,8 +134,8 @@ func (r *Reader) Stopped() bool { return r.err != nil }
 // io.EOF after the last record, or a *LineError for a bad record (the
 // contents of t are then unspecified). After most errors the next call
 // resumes with the following record; see Stopped.
-func (r *Reader) Next(t *engine.TripletInput) error {
-	*t = engine.TripletInput{}
+func (r *Reader) Next(t *model.TripletInput) error {
+	*t = model.TripletInput{}
 	if r.err != nil {
 		return r.err
 	}
@@ -181,8 +181,8 @@ func (r *Reader) readFailed(err error) error {
 
 // checkRequired enforces the one content rule of the Reader: the three
 // names are present and not blank. Everything else is the job of
-// engine.ValidateTriplet.
-func checkRequired(t *engine.TripletInput) error {
+// model.ValidateTriplet.
+func checkRequired(t *model.TripletInput) error {
 	switch {
 	case isBlank(t.Source):
 		return errMissing("source")

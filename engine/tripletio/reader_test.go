@@ -11,12 +11,12 @@ import (
 	"testing/iotest"
 	"time"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // The same three triplets in every format.
 var (
-	sampleTriplets = []engine.TripletInput{
+	sampleTriplets = []model.TripletInput{
 		{Source: "AuthService", Relationship: "depends_on", Target: "PostgresDB", Weight: ptr(0.7)},
 		{Source: "Payments, EU", Relationship: "calls", Target: "AuthService"},
 		{Source: "PostgresDB", Relationship: "runs on", Target: "db-host-1", Weight: ptr(1.0)},
@@ -106,10 +106,10 @@ func TestReader_AllFields(t *testing.T) {
 		`"sourceDescription":"sd","targetDescription":"td","weight":0.25,` +
 		`"provenance":{"observationId":"obs_1","sessionId":"ses_1","timestamp":"2026-11-20T10:00:00Z"},` +
 		`"sourceVector":[0.5,-1,3e-7],"targetVector":[1],"sourceProjectId":"p1","targetProjectId":"p2","targetOrgId":"org_9"}`
-	want := engine.TripletInput{
+	want := model.TripletInput{
 		Source: "a", Relationship: "r", Target: "b", SourceType: "service", TargetType: "db",
 		SourceDescription: "sd", TargetDescription: "td", Weight: ptr(0.25),
-		Provenance: &engine.Provenance{ObservationID: "obs_1", SessionID: "ses_1",
+		Provenance: &model.Provenance{ObservationID: "obs_1", SessionID: "ses_1",
 			Timestamp: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)},
 		SourceVector: []float32{0.5, -1, 3e-7}, TargetVector: []float32{1},
 		SourceProjectID: "p1", TargetProjectID: "p2", TargetOrgID: "org_9",
@@ -134,13 +134,13 @@ func TestReader_ResetsTriplet(t *testing.T) {
 	in := `{"source":"a","relationship":"r","target":"b","weight":0.5,"sourceType":"x"}` + "\n" +
 		`{"source":"c","relationship":"r","target":"d"}` + "\n"
 	r, _ := NewReader(strings.NewReader(in), JSONL)
-	var tr engine.TripletInput
+	var tr model.TripletInput
 	for range 2 {
 		if err := r.Next(&tr); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if want := (engine.TripletInput{Source: "c", Relationship: "r", Target: "d"}); !reflect.DeepEqual(tr, want) {
+	if want := (model.TripletInput{Source: "c", Relationship: "r", Target: "d"}); !reflect.DeepEqual(tr, want) {
 		t.Fatalf("got %+v", tr)
 	}
 }
@@ -193,7 +193,7 @@ func TestReader_BlankAndCommentLines(t *testing.T) {
 
 func TestReader_TSVDetails(t *testing.T) {
 	res := readAll(t, []byte("a, b\tr\t c \t 0.25 \r\nx\ty\tz\t\n"), TSV, nil)
-	want := []engine.TripletInput{
+	want := []model.TripletInput{
 		{Source: "a, b", Relationship: "r", Target: " c ", Weight: ptr(0.25)},
 		{Source: "x", Relationship: "y", Target: "z"},
 	}
@@ -212,7 +212,7 @@ func TestReader_CSVQuoting(t *testing.T) {
 		"ok,r,t\n" +
 		"\"open,r,t\n"
 	res := readAll(t, []byte(in), CSV, nil)
-	want := []engine.TripletInput{
+	want := []model.TripletInput{
 		{Source: "a, b", Relationship: `says "hi"`, Target: "c"},
 		{Source: "multi\nline", Relationship: "r", Target: "t", Weight: ptr(0.5)},
 		{Source: "x", Relationship: "y", Target: "z"},
@@ -379,7 +379,7 @@ func TestReader_MalformedJSON(t *testing.T) {
 				t.Fatalf("%d triplets, error %q line %d; want %d, line %d, %q", len(res.triplets), e, e.Line, c.n, c.line, c.msg)
 			}
 			r, _ := NewReader(strings.NewReader(c.in), c.f)
-			var tr engine.TripletInput
+			var tr model.TripletInput
 			for r.Next(&tr) == nil {
 			}
 			if r.Stopped() != c.fatal {
@@ -467,7 +467,7 @@ func TestReader_JSONElementHardLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tr engine.TripletInput
+	var tr model.TripletInput
 	err = r.Next(&tr)
 	if !errors.Is(err, ErrLineTooLong) || !r.Stopped() {
 		t.Fatalf("err %v", err)
@@ -527,7 +527,7 @@ func TestReader_Sniff(t *testing.T) {
 		// Sniffing consumed nothing: an empty or comment-only input
 		// yields no record and no error.
 		if strings.TrimSpace(c.in) == "" || c.in == "#only comments\n" || c.in == "[]" {
-			if err := r.Next(&engine.TripletInput{}); err != io.EOF {
+			if err := r.Next(&model.TripletInput{}); err != io.EOF {
 				t.Errorf("%q: Next = %v, want io.EOF", c.in, err)
 			}
 		}

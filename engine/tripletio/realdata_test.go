@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 	"github.com/kgctx/kgctx/internal/datasets"
 )
 
@@ -41,7 +41,7 @@ func TestReader_RealDatasets(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var tr engine.TripletInput
+				var tr model.TripletInput
 				rows := 0
 				for {
 					err := r.Next(&tr)

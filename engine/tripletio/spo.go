@@ -7,13 +7,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // nextSPO decodes the next SUBJECT|PREDICATE|OBJECT[|WEIGHT] line, the
 // format the reference extractor's LLM prompt asks for. Fields are trimmed;
 // '#' starts a comment line.
-func (r *Reader) nextSPO(t *engine.TripletInput) error {
+func (r *Reader) nextSPO(t *model.TripletInput) error {
 	for {
 		line, _, err := r.lines.next()
 		if err != nil {
@@ -46,7 +46,7 @@ func (r *Reader) nextSPO(t *engine.TripletInput) error {
 // alias (the predicate's short name is what the graph shows). Every
 // statement is one line, so a bad one is an ErrInvalidRecord of its line
 // and the next line is read normally.
-func (r *Reader) nextNTriples(t *engine.TripletInput) error {
+func (r *Reader) nextNTriples(t *model.TripletInput) error {
 	for {
 		line, _, err := r.lines.next()
 		if err != nil {

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
-func readAllOf(t *testing.T, in string, f Format) ([]engine.TripletInput, []*LineError, Format) {
+func readAllOf(t *testing.T, in string, f Format) ([]model.TripletInput, []*LineError, Format) {
 	t.Helper()
 	r, err := NewReader(strings.NewReader(in), f)
 	if err != nil {
@@ -63,7 +63,7 @@ _:b1 <http://purl.org/dc/terms/title> "Graph \"RAG\"\u00e9"@en .
 	}
 	for _, tr := range ts {
 		tr := tr
-		if err := engine.ValidateTriplet(&tr, engine.Limits{}, 0); err != nil {
+		if err := model.ValidateTriplet(&tr, model.Limits{}, 0); err != nil {
 			t.Fatalf("%+v: %v", tr, err)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/model"
 )
 
 // genReader produces n fixed-width records in format f on demand, so the
@@ -108,7 +108,7 @@ func TestReader_Streaming(t *testing.T) {
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			base, peak := ms.HeapAlloc, uint64(0)
-			var tr engine.TripletInput
+			var tr model.TripletInput
 			count := 0
 			for {
 				err := r.Next(&tr)

@@ -1,4 +1,4 @@
-package tripletio
+package tripletload
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/tripletio"
 )
 
 // TestLoadStopsAtCancellation: once ctx is cancelled Load writes no further
@@ -31,11 +32,11 @@ func TestLoadStopsAtCancellation(t *testing.T) {
 	}
 	defer st.Close()
 	ten := engine.Tenant{Org: "o", Project: "p"}
-	files := []File{{Path: path}}
+	files := []tripletio.File{{Path: path}}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err := Load(ctx, st, ten, files, LoadOptions{Batch: 10, Written: func(n int) {
+	res, err := Load(ctx, st, ten, files, tripletio.LoadOptions{Batch: 10, Written: func(n int) {
 		if n >= 10 {
 			cancel()
 		}
@@ -51,7 +52,7 @@ func TestLoadStopsAtCancellation(t *testing.T) {
 		t.Fatalf("returned %d accepted, store holds %d triplets; want 10 and 10", res.Accepted, stats.Triplets)
 	}
 
-	res, err = Load(context.Background(), st, ten, files, LoadOptions{Batch: 10})
+	res, err = Load(context.Background(), st, ten, files, tripletio.LoadOptions{Batch: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestLoadStopsAtCancellation(t *testing.T) {
 	ten2 := engine.Tenant{Org: "o", Project: "q"}
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	cancel2()
-	res, err = Load(ctx2, st, ten2, files, LoadOptions{Batch: 10})
+	res, err = Load(ctx2, st, ten2, files, tripletio.LoadOptions{Batch: 10})
 	stats, _ = st.Stats(ten2)
 	if !errors.Is(err, context.Canceled) || res.Accepted != 0 || stats.Triplets != 0 {
 		t.Fatalf("cancelled up front: %v, %+v, %d triplets", err, res, stats.Triplets)

@@ -1,4 +1,4 @@
-package engine
+package model
 
 import (
 	"errors"
@@ -21,6 +21,10 @@ const (
 	DefaultMaxBatch            = 1_000_000
 )
 
+// MaxAliases bounds the aliases of one endpoint of a triplet, and the
+// surface names a store remembers per node.
+const MaxAliases = 32
+
 // Limits bound the fields of a write. Zero fields take the defaults above.
 type Limits struct {
 	MaxNameBytes int // source, target and each alias; default 1,024
@@ -33,7 +37,8 @@ type Limits struct {
 	MaxBatch            int // triplets per Import call, default 1,000,000
 }
 
-func (l *Limits) withDefaults() Limits {
+// WithDefaults returns a copy of l with zero fields set to the defaults.
+func (l *Limits) WithDefaults() Limits {
 	d := *l
 	if d.MaxNameBytes <= 0 {
 		d.MaxNameBytes = DefaultMaxNameBytes
@@ -79,7 +84,7 @@ func ValidateID(id string) error {
 // not checked, for callers that do not know the store). The error names the
 // field.
 func ValidateTriplet(t *TripletInput, lim Limits, dim int) error {
-	lim = lim.withDefaults()
+	lim = lim.WithDefaults()
 	var err error
 	if t.Source, err = checkName(t.Source, lim.MaxNameBytes); err != nil {
 		return fmt.Errorf("source %w", err)
@@ -95,7 +100,7 @@ func ValidateTriplet(t *TripletInput, lim Limits, dim int) error {
 		return fmt.Errorf("relationship %w", errInvalidUTF8)
 	case len(rel) > lim.MaxRelBytes:
 		return fmt.Errorf("relationship is %d bytes, over the limit of %d", len(rel), lim.MaxRelBytes)
-	case hasControl(rel):
+	case HasControl(rel):
 		return errors.New("relationship contains a control character (newline, tab, ...)")
 	case !hasAlnum(rel):
 		return errors.New("relationship has no letters or digits")
@@ -129,10 +134,10 @@ func ValidateTriplet(t *TripletInput, lim Limits, dim int) error {
 			return fmt.Errorf("%s %v is outside [0,1]", f.name, *f.w)
 		}
 	}
-	if err := checkVector("sourceVector", t.SourceVector, dim); err != nil {
+	if err := CheckVector("sourceVector", t.SourceVector, dim); err != nil {
 		return err
 	}
-	if err := checkVector("targetVector", t.TargetVector, dim); err != nil {
+	if err := CheckVector("targetVector", t.TargetVector, dim); err != nil {
 		return err
 	}
 	for _, f := range [...]struct{ name, v string }{
@@ -148,8 +153,8 @@ func ValidateTriplet(t *TripletInput, lim Limits, dim int) error {
 		field string
 		v     []string
 	}{{"sourceAliases", t.SourceAliases}, {"targetAliases", t.TargetAliases}} {
-		if len(as.v) > maxAliases {
-			return fmt.Errorf("%s has %d entries, the limit is %d", as.field, len(as.v), maxAliases)
+		if len(as.v) > MaxAliases {
+			return fmt.Errorf("%s has %d entries, the limit is %d", as.field, len(as.v), MaxAliases)
 		}
 		for i, a := range as.v {
 			if as.v[i], err = checkName(a, lim.MaxNameBytes); err != nil {
@@ -203,7 +208,10 @@ func checkText(field, s string, max int) error {
 	return nil
 }
 
-func checkVector(field string, v []float32, dim int) error {
+// CheckVector checks vector v of field: finite, not zero, and of length
+// dim unless dim is negative (nil passes). An error of length wraps
+// ErrDimensionMismatch.
+func CheckVector(field string, v []float32, dim int) error {
 	if v == nil {
 		return nil
 	}
@@ -223,7 +231,9 @@ func checkVector(field string, v []float32, dim int) error {
 	return nil
 }
 
-func hasControl(s string) bool {
+// HasControl reports whether s holds a control character or a Unicode
+// line or paragraph separator: what a one-line field may not hold.
+func HasControl(s string) bool {
 	for _, r := range s {
 		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
 			return true
