@@ -104,6 +104,32 @@ func toInjectJSON(in *delivery.Inject) *injectJSON {
 	return &injectJSON{DeliveryID: in.DeliveryID, Text: in.Text, ObservationIDs: in.ObservationIDs, Attempts: in.Attempts}
 }
 
+// deliveryInjectJSON is an inject as POST /v1/sessions/{id}/injects and
+// its claim answer it: the HTTP body, apart from the queue's stored record
+// (delivery.Inject) and the replicated log's entry (service.InjectEntry),
+// though its fields agree with the record's today. Its name keeps the
+// OpenAPI component it has always had (DeliveryInject).
+type deliveryInjectJSON struct {
+	DeliveryID     string    `json:"deliveryId"`
+	OrgID          string    `json:"orgId"`
+	SessionID      string    `json:"sessionId"`
+	AgentID        string    `json:"agentId,omitempty"`
+	Text           string    `json:"text"`
+	ContentHash    string    `json:"contentHash"`
+	ObservationIDs []string  `json:"observationIds"`
+	State          string    `json:"state"`
+	EnqueuedAt     time.Time `json:"enqueuedAt"`
+	DeliveredAt    time.Time `json:"deliveredAt,omitzero"`
+	Attempts       int       `json:"attempts"`
+	Seq            uint64    `json:"seq"`
+}
+
+func toDeliveryInjectJSON(in delivery.Inject) deliveryInjectJSON {
+	return deliveryInjectJSON{DeliveryID: in.DeliveryID, OrgID: in.OrgID, SessionID: in.SessionID, AgentID: in.AgentID,
+		Text: in.Text, ContentHash: in.ContentHash, ObservationIDs: in.ObservationIDs, State: in.State,
+		EnqueuedAt: in.EnqueuedAt, DeliveredAt: in.DeliveredAt, Attempts: in.Attempts, Seq: in.Seq}
+}
+
 // leaseDuration reads a body's leaseSeconds; def when it names none (0:
 // none, for a refresh that keeps the claim's length).
 func leaseDuration(secs *int, def int) (time.Duration, error) {
@@ -235,7 +261,7 @@ func (s *Server) handleEnqueue(c echo.Context) error {
 	if dup {
 		return c.JSON(http.StatusOK, duplicateResponse{Duplicate: true})
 	}
-	return c.JSON(http.StatusCreated, row)
+	return c.JSON(http.StatusCreated, toDeliveryInjectJSON(row))
 }
 
 func (s *Server) handleClaimInject(c echo.Context) error {
@@ -254,7 +280,7 @@ func (s *Server) handleClaimInject(c echo.Context) error {
 	if in == nil {
 		return c.NoContent(http.StatusNoContent)
 	}
-	return c.JSON(http.StatusOK, in)
+	return c.JSON(http.StatusOK, toDeliveryInjectJSON(*in))
 }
 
 func (s *Server) handleAck(c echo.Context) error {

@@ -10,7 +10,6 @@ import (
 	"github.com/kgctx/kgctx/compose/service"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/engine/auth"
-	"github.com/kgctx/kgctx/engine/delivery"
 	"github.com/kgctx/kgctx/engine/sessionlog"
 )
 
@@ -99,9 +98,9 @@ func (s *Server) routeTable() []route {
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/refresh", minRole: auth.RoleAgent, summary: "The lock-refresh beat: extend the lease, get the pending inject.",
 			req: workerRequest{}, resp: refreshResponse{}, status: 200, query: sessionOrgParam, errs: []int{404, 409}, h: s.handleRefresh},
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/injects", minRole: auth.RoleAgent, summary: "Enqueue a block for the session (idempotent on its content).",
-			req: enqueueRequest{}, resp: delivery.Inject{}, status: 201, also: map[int]any{200: duplicateResponse{}}, query: sessionOrgParam, errs: []int{422}, h: s.handleEnqueue},
+			req: enqueueRequest{}, resp: deliveryInjectJSON{}, status: 201, also: map[int]any{200: duplicateResponse{}}, query: sessionOrgParam, errs: []int{422}, h: s.handleEnqueue},
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/injects/claim", minRole: auth.RoleAgent, summary: "The session's in-flight or next inject, for its lease holder (204 if none).",
-			req: workerRequest{}, resp: delivery.Inject{}, status: 200, also: map[int]any{204: nil}, query: sessionOrgParam, errs: []int{404, 409}, h: s.handleClaimInject},
+			req: workerRequest{}, resp: deliveryInjectJSON{}, status: 200, also: map[int]any{204: nil}, query: sessionOrgParam, errs: []int{404, 409}, h: s.handleClaimInject},
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/injects/:deliveryId/ack", minRole: auth.RoleAgent, summary: "Consume the in-flight inject (409 for any other).",
 			status: 204, query: sessionOrgParam, errs: []int{404, 409}, h: s.handleAck},
 		{method: http.MethodPost, path: "/v1/sessions/:sessionId/verb-events", minRole: auth.RoleAgent, summary: "A tool call: match memory within the latency budget and inject or queue it.",
