@@ -189,7 +189,7 @@ func (w sessionWrites) PutInjectionLog(ctx context.Context, l sessionlog.Injecti
 }
 
 func (w sessionWrites) Enqueue(ctx context.Context, in delivery.Inject) (delivery.Inject, bool, error) {
-	res, err := w.a.Write(ctx, Write{Kind: WriteEnqueue, Org: in.OrgID, Inject: &in})
+	res, err := w.a.Write(ctx, Write{Kind: WriteEnqueue, Org: in.OrgID, Inject: NewInjectEntry(in)})
 	if err != nil || res.Inject == nil {
 		return in, res.Duplicate, err
 	}

@@ -90,7 +90,7 @@ type Write struct {
 	Worker  string                   `json:"worker,omitempty"`
 	Seconds int                      `json:"seconds,omitempty"`
 	Lease   *delivery.Lease          `json:"lease,omitempty"`
-	Inject  *delivery.Inject         `json:"inject,omitempty"`
+	Inject  *InjectEntry             `json:"inject,omitempty"`
 	Log     *sessionlog.InjectionLog `json:"log,omitempty"`
 	Outcome string                   `json:"outcome,omitempty"`
 	// ToolResult: the result a session's tool call gave.
@@ -299,8 +299,11 @@ func (a *App) applySession(ctx context.Context, w Write, o ApplyOptions, res *Wr
 		if w.Inject == nil {
 			return fmt.Errorf("%w: an enqueue without its inject", engine.ErrInvalidInput)
 		}
-		var in delivery.Inject
-		in, res.Duplicate, err = a.Delivery.Enqueue(*w.Inject, now)
+		in, ierr := w.Inject.Inject()
+		if ierr != nil {
+			return ierr
+		}
+		in, res.Duplicate, err = a.Delivery.Enqueue(in, now)
 		res.Inject = &in
 	case WriteInjectClaim:
 		res.Inject, err = a.Delivery.ClaimInjectIDs(w.Org, w.Session, w.Worker, now, o.IDs)

@@ -132,7 +132,7 @@ func TestReplicasApplyInOrder(t *testing.T) {
 						wr = service.Write{Kind: service.WriteLeaseClaim, Org: ten.Org, Seconds: 60,
 							Lease: &delivery.Lease{SessionID: ses, WorkerID: worker, OrgID: ten.Org}}
 					case 2:
-						wr = service.Write{Kind: service.WriteEnqueue, Org: ten.Org, Inject: &delivery.Inject{SessionID: ses, OrgID: ten.Org, Text: fmt.Sprintf("inject %d", i)}}
+						wr = service.Write{Kind: service.WriteEnqueue, Org: ten.Org, Inject: service.NewInjectEntry(delivery.Inject{SessionID: ses, OrgID: ten.Org, Text: fmt.Sprintf("inject %d", i)})}
 					case 3:
 						wr = service.Write{Kind: service.WriteInjectClaim, Org: ten.Org, Session: ses, Worker: worker}
 					case 4:
