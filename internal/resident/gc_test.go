@@ -9,9 +9,9 @@ func TestGCPercent(t *testing.T) {
 	}{
 		{0, 100},
 		{100 << 20, 100},
-		{512 << 20, 100},
-		{1 << 30, 50},
-		{2 << 30, 25},
+		{1 << 30, 100},
+		{2 << 30, 50},
+		{4 << 30, 25},
 		{8 << 30, MinGCPercent},
 	} {
 		if got := gcPercent(c.live); got != c.want {
