@@ -153,15 +153,8 @@ func (s *Store) loadObsDoc(txn *badger.Txn, id uint32) (*ObsDoc, error) {
 	}
 	var doc *ObsDoc
 	err = item.Value(func(v []byte) error {
-		rec, content, err := decodeObs(v, true)
-		if err != nil {
-			return err
-		}
-		s.mu.RLock()
-		t := s.g.tenants[rec.tenant]
-		s.mu.RUnlock()
-		doc = &ObsDoc{Dense: id, ID: rec.id, OrgID: t.Org, ProjectID: t.Project, Content: content, Tags: rec.tags, Namespace: rec.namespace}
-		return nil
+		doc, err = s.decodeObsDoc(id, v)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -295,16 +288,25 @@ func (s *Store) EachDoc(fn func(doc *NodeDoc) error) error {
 // (vectors not included), for rebuilding a derived index from scratch.
 func (s *Store) EachObsDoc(fn func(doc *ObsDoc) error) error {
 	return s.iterate([]byte{pfxObs}, func(k, v []byte) error {
-		rec, content, err := decodeObs(v, true)
+		doc, err := s.decodeObsDoc(binary.BigEndian.Uint32(k[1:]), v)
 		if err != nil {
 			return err
 		}
-		s.mu.RLock()
-		t := s.g.tenants[rec.tenant]
-		s.mu.RUnlock()
-		return fn(&ObsDoc{Dense: binary.BigEndian.Uint32(k[1:]), ID: rec.id, OrgID: t.Org, ProjectID: t.Project,
-			Content: content, Tags: rec.tags, Namespace: rec.namespace})
+		return fn(doc)
 	})
+}
+
+// decodeObsDoc turns a stored observation record into its index document
+// (no vector).
+func (s *Store) decodeObsDoc(id uint32, v []byte) (*ObsDoc, error) {
+	rec, content, err := decodeObs(v, true)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	t := s.g.tenants[rec.tenant]
+	s.mu.RUnlock()
+	return &ObsDoc{Dense: id, ID: rec.id, OrgID: t.Org, ProjectID: t.Project, Content: content, Tags: rec.tags, Namespace: rec.namespace}, nil
 }
 
 // decodeDoc turns a stored node record into its index document.
