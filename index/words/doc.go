@@ -11,7 +11,7 @@
 //
 // The list has tiers, each analyser taking the one its text needs (see
 // stop.go): queries drop every stop word (IsStop: function words and
-// request wording), documents only function words (IsFunction: prose is
+// request wording), documents only function words (Function: prose is
 // about wanting, finding and new things), and the embedder, which compares
 // whole texts, discounts only the core of the function words (Core).
 //
@@ -28,7 +28,7 @@
 //
 // # Memory ownership
 //
-// Stop returns a fresh slice the caller owns. Stem returns its argument or
+// Function and Core return fresh slices the caller owns. Stem returns its argument or
 // a new string.
 //
 // words has no error paths and therefore no errors.go.

@@ -82,17 +82,6 @@ func IsStop(w string) bool {
 	return ok
 }
 
-// IsFunction reports whether the lower-case word w is a function word
-// (the first tier): what a document's analyser drops.
-func IsFunction(w string) bool {
-	_, ok := functionSet[w]
-	return ok
-}
-
-// Stop returns the stop words of both tiers, sorted, in a slice the caller
-// owns.
-func Stop() []string { return sorted(stopSet) }
-
 // Function returns the function words, sorted, in a slice the caller owns.
 func Function() []string { return sorted(functionSet) }
 
