@@ -28,8 +28,8 @@
 //
 // # Memory ownership
 //
-// Function and Core return fresh slices the caller owns. Stem returns its argument or
-// a new string.
+// Function and Core return fresh slices the caller owns. Stem returns its
+// argument or a new string.
 //
 // words has no error paths and therefore no errors.go.
 package words
