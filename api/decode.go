@@ -52,7 +52,12 @@ func jsonError(err error, v any) error {
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		name, _ = strconv.Unquote(name)
 		msg := fmt.Sprintf("unknown field %q in the request body", name)
-		if s := suggestField(name, v); s != "" {
+		if s := suggestField(name, v); s == name {
+			// The name is right but the level is not: say where it goes.
+			if ps := suggest.Paths(name, v); len(ps) > 0 {
+				msg = fmt.Sprintf("unknown field %q where it was given; the request body has it as %s", name, strings.Join(ps, ", "))
+			}
+		} else if s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
 		return apiErr(http.StatusBadRequest, "unknown_field", "%s", msg)

@@ -26,10 +26,12 @@ func TestUnknownFieldsRefused(t *testing.T) {
 		{"/v1/sessions/s1/claim", ag, `{"workerId": "w", "orgId": "org_a", "projectId": "p", "lease": 30}`, "lease", "leaseSeconds"},
 		{"/v1/orgs/org_a/projects/p/observations", imp, `{"content": "x", "meta": {}}`, "meta", "metadata"},
 		{"/v1/orgs/org_a/projects/p/observations", imp, `[{"content": "x", "metadata": {"path": ["a"]}}]`, "path", "paths"},
+		// Right name, wrong level: where it goes, not "did you mean" itself.
+		{"/v1/context/graph", ag, `{"orgId": "org_a", "queryText": "x"}`, "orgId", "has it as identity.orgId, scope.orgId"},
 	} {
 		r := s.do("POST", c.path, c.tok, "application/json", []byte(c.body))
 		if r.status != 400 || r.errCode() != "unknown_field" || !strings.Contains(string(r.body), `\"`+c.field+`\"`) ||
-			(c.hint != "" && !strings.Contains(string(r.body), c.hint)) {
+			(c.hint != "" && !strings.Contains(string(r.body), c.hint)) || strings.Contains(string(r.body), `mean \"`+c.field+`\"`) {
 			t.Errorf("%s %s: %d %s", c.path, c.body, r.status, r.body)
 		}
 	}

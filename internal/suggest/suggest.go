@@ -100,3 +100,48 @@ func Field(name string, v any) string {
 	}
 	return best
 }
+
+// Paths returns the dotted JSON paths, shallowest first and at most
+// three, at which v's type has a field named exactly name below its top
+// level ("identity.orgId"): where a field given at the wrong level
+// belongs. Slices and maps are walked through ("items.name").
+func Paths(name string, v any) []string {
+	var out []string
+	type level struct {
+		t      reflect.Type
+		prefix string
+		depth  int
+	}
+	queue := []level{{reflect.TypeOf(v), "", 0}}
+	for len(queue) > 0 && len(out) < 3 {
+		l := queue[0]
+		queue = queue[1:]
+		t := l.t
+		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+			t = t.Elem()
+		}
+		// Four levels: no request body is deeper, and a type that holds
+		// itself ends there.
+		if t == nil || t.Kind() != reflect.Struct || l.depth > 4 {
+			continue
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			switch tag {
+			case "-":
+				continue
+			case "":
+				tag = f.Name
+			}
+			if tag == name && l.prefix != "" && len(out) < 3 {
+				out = append(out, l.prefix+tag)
+			}
+			queue = append(queue, level{f.Type, l.prefix + tag + ".", l.depth + 1})
+		}
+	}
+	return out
+}

@@ -1,6 +1,9 @@
 package suggest
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestDistance(t *testing.T) {
 	for _, c := range []struct {
@@ -24,6 +27,31 @@ func TestNearest(t *testing.T) {
 	for got, want := range map[string]string{"improt": "import", "servr": "serve", "GRAPH": "graph", "xyz": "", "verison": "version", "t": ""} {
 		if s := Nearest(got, names); s != want {
 			t.Errorf("Nearest(%q) = %q, want %q", got, s, want)
+		}
+	}
+}
+
+func TestPaths(t *testing.T) {
+	type ident struct {
+		OrgID string `json:"orgId"`
+	}
+	type item struct {
+		Name string `json:"name"`
+	}
+	type req struct {
+		Identity ident  `json:"identity"`
+		Scope    *ident `json:"scope"`
+		Items    []item `json:"items"`
+		Query    string `json:"queryText"`
+	}
+	for name, want := range map[string]string{
+		"orgId":     "identity.orgId scope.orgId",
+		"name":      "items.name",
+		"queryText": "", // at the top level: not somewhere else
+		"nope":      "",
+	} {
+		if got := strings.Join(Paths(name, &req{}), " "); got != want {
+			t.Errorf("Paths(%q) = %q, want %q", name, got, want)
 		}
 	}
 }
