@@ -52,6 +52,24 @@ const (
 	WriteToolResult   = "tool_result"
 )
 
+// writeKinds are the kinds this binary applies (KnownKind).
+var writeKinds = map[string]bool{}
+
+func init() {
+	for _, k := range []string{WriteImport, WriteObservations, WriteDeleteTriplet, WriteDeleteNode, WriteDeleteObservation,
+		WriteUpdateObservation, WriteClear, WritePredicates, WriteMemoryConfig, WritePlan, WriteRecallMatrix, WriteBudgets,
+		WriteInSessionConfig, WritePolicies, WriteToken, WriteTokenRevoke, WriteQuotas, WriteLeaseClaim, WriteLeaseRefresh,
+		WriteEnqueue, WriteInjectClaim, WriteInjectAck, WriteInjectionLog, WriteFeedback, WriteToolResult} {
+		writeKinds[k] = true
+	}
+}
+
+// KnownKind reports whether this binary applies writes of kind. A logged
+// write of another kind was published by a newer binary: a replica must
+// not take it for an invalid write (refused alike everywhere) but stop
+// until it is upgraded (ErrUnknownKind).
+func KnownKind(kind string) bool { return writeKinds[kind] }
+
 // Write is one change, complete: everything its application reads is in
 // it or in the state every replica has at the same point of the log.
 type Write struct {
@@ -274,7 +292,9 @@ func (a *App) Apply(ctx context.Context, w Write, o ApplyOptions) (WriteResult, 
 		}
 		res.Learned, err = a.Composer.ToolResultAt(ctx, *w.ToolResult, iopt)
 	default:
-		err = fmt.Errorf("%w: unknown write kind %q", engine.ErrInvalidInput, w.Kind)
+		// Not a refusal (Refused): a newer binary's kind, which a replica
+		// must neither apply nor record as applied.
+		err = fmt.Errorf("%w %q", ErrUnknownKind, w.Kind)
 	}
 	return res, err
 }
@@ -369,4 +389,8 @@ var (
 	// ErrBadSequence: a request named a log position that is not
 	// SHARD:SEQ.
 	ErrBadSequence = errors.New("bad log position")
+	// ErrUnknownKind: a write of a kind this binary does not know
+	// (KnownKind), which a newer binary wrote. It is not a refusal: a
+	// replica that meets it in a log stops applying that log there.
+	ErrUnknownKind = errors.New("unknown write kind")
 )
