@@ -100,6 +100,25 @@ type ClusterStatus struct {
 	// Serving are the shards this node has caught up with and serves.
 	Serving []string        `json:"serving"`
 	Members []ClusterMember `json:"members"`
+	// Stalled are the shards whose log this node stopped applying at a
+	// write it cannot apply: one a newer kgctx wrote. The node applies
+	// nothing of the shard past it, and never skips it, until it is
+	// upgraded; it hands the shard's requests to nodes that apply it
+	// (kgctx_cluster_stalled_shards).
+	Stalled []ClusterStall `json:"stalled"`
+}
+
+// ClusterStall is where a node stopped applying a shard's log.
+type ClusterStall struct {
+	Shard string `json:"shard"`
+	// Seq is the sequence of the write the node cannot apply: applied up
+	// to the one before.
+	Seq uint64 `json:"seq"`
+	// Version is the write's format version (0: unreadable here); Kind
+	// its kind when this node does not know the kind.
+	Version int    `json:"version"`
+	Kind    string `json:"kind,omitempty"`
+	Reason  string `json:"reason"`
 }
 
 // ClusterCounters are what a cluster node refused or ignored since it

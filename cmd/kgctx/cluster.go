@@ -148,9 +148,13 @@ type clusterNode struct{ *cluster.Node }
 
 func (n clusterNode) Status() api.ClusterStatus {
 	st := n.Node.Status()
-	out := api.ClusterStatus{Cluster: st.Cluster, Node: st.Node, Applied: st.Applied, Serving: st.Serving, Members: []api.ClusterMember{}}
+	out := api.ClusterStatus{Cluster: st.Cluster, Node: st.Node, Applied: st.Applied, Serving: st.Serving, Members: []api.ClusterMember{},
+		Stalled: []api.ClusterStall{}}
 	for _, m := range st.Members {
 		out.Members = append(out.Members, api.ClusterMember{ID: m.ID, URL: m.URL, Serving: m.Serving})
+	}
+	for _, s := range st.Stalled {
+		out.Stalled = append(out.Stalled, api.ClusterStall{Shard: s.Shard, Seq: s.Seq, Version: s.Version, Kind: s.Kind, Reason: s.Reason})
 	}
 	return out
 }

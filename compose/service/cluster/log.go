@@ -89,7 +89,27 @@ const (
 	// chunkHeader marks a part of a write split over several messages:
 	// "INDEX/COUNT/BYTES" (BYTES: the whole write's).
 	chunkHeader = "Kgctx-Chunk"
-	macHeader   = "Kgctx-Mac"
+	// versionHeader is the write's format version (LogVersion when this
+	// binary published it); a write without it was published by a
+	// release before versions, and is version 1.
+	versionHeader = "Kgctx-Version"
+	macHeader     = "Kgctx-Mac"
+)
+
+// Format versions of a logged write. A version says what an applier must
+// know to apply the write: its encoding and the kinds of service.Write it
+// may carry. An applier meets a version above the one it knows, or a
+// kind it does not know, only when a newer binary published it: it stops
+// applying the shard there (Stall) rather than skip the write, which
+// would make its store differ from the newer replicas'.
+const (
+	// LogVersion is the version this binary writes and the newest it
+	// applies.
+	LogVersion = 2
+	// unversioned is the version of a write without versionHeader: the
+	// format before versions (the same encoding and kinds as version 2,
+	// which adds only the header).
+	unversioned = 1
 )
 
 const (
@@ -129,9 +149,33 @@ func msgID(id string, index int) string {
 	return id + "." + strconv.Itoa(index)
 }
 
+// writeMAC is the MAC of a logged write. A write with versionHeader has
+// it covered, as a further field (a write cannot be moved to another
+// version, nor its header dropped, without the MAC failing); a write
+// without it has the MAC of the releases before versions, so that their
+// logs still apply.
 func (k *Keys) writeMAC(stream string, h nats.Header, data []byte) []byte {
-	return mac(k.log, "write", []byte(stream), []byte(h.Get(idHeader)), []byte(h.Get(atHeader)),
-		[]byte(h.Get(originHeader)), []byte(h.Get(chunkHeader)), data)
+	fields := [][]byte{[]byte(stream), []byte(h.Get(idHeader)), []byte(h.Get(atHeader)),
+		[]byte(h.Get(originHeader)), []byte(h.Get(chunkHeader)), data}
+	if v := h.Values(versionHeader); len(v) > 0 {
+		fields = append(fields, []byte(strings.Join(v, ",")))
+	}
+	return mac(k.log, "write", fields...)
+}
+
+// writeVersion is the format version of a logged write whose MAC was
+// checked; 0 for a value that is not a version (a format this binary
+// cannot read).
+func writeVersion(h nats.Header) int {
+	v := h.Values(versionHeader)
+	if len(v) == 0 {
+		return unversioned
+	}
+	n, err := strconv.Atoi(v[0])
+	if len(v) != 1 || err != nil || n < unversioned {
+		return 0
+	}
+	return n
 }
 
 func (k *Keys) noticeMAC(stream string, seq []byte) []byte {
@@ -189,6 +233,7 @@ func Publish(ctx context.Context, js jetstream.JetStream, keys *Keys, shard stri
 		h := nats.Header{}
 		h.Set(idHeader, id)
 		h.Set(atHeader, at)
+		h.Set(versionHeader, strconv.Itoa(LogVersion))
 		if o.Origin != "" {
 			h.Set(originHeader, o.Origin)
 		}
@@ -256,6 +301,12 @@ func ackUnknown(err error) bool {
 // hold, of a kind that belongs on another stream, or a part of a split
 // write out of place is refused: recorded as applied, so that the log
 // moves on, counted and logged. Every replica refuses it alike.
+//
+// A write of the cluster this binary cannot apply (a format version
+// above ApplierOptions.KnownVersion, a kind service.KnownKind does not
+// know: a newer binary published it) is not refused, as a newer replica
+// applies it: the applier stops there (Stalled), records nothing more,
+// and a binary that knows the write resumes from it.
 type Applier struct {
 	app      *service.App
 	js       jetstream.JetStream
@@ -274,9 +325,28 @@ type Applier struct {
 
 	mu      sync.Mutex
 	applied uint64
-	changed chan struct{} // closed and replaced at every applied write
+	changed chan struct{} // closed and replaced at every applied write, and at a stall
 	results map[uint64]applied
+	stall   *Stall
 }
+
+// Stall is where an applier stopped: the first write of its log that
+// this binary cannot apply, never recorded as applied.
+type Stall struct {
+	Shard string `json:"shard"`
+	Seq   uint64 `json:"seq"`
+	// Version is the write's format version (0: not one this binary
+	// reads); Kind its kind when that is what this binary does not know.
+	Version int    `json:"version"`
+	Kind    string `json:"kind,omitempty"`
+	Reason  string `json:"reason"`
+}
+
+// ErrStalled: a log position at or past where this node's applier of
+// the shard stalled (Stall): a newer binary wrote the log from there, and
+// this node must be upgraded to apply it. An error wrapping it wraps
+// ErrUnavailable too.
+var ErrStalled = errors.New("cluster: shard stalled")
 
 // ApplierOptions configure an Applier.
 type ApplierOptions struct {
@@ -290,6 +360,9 @@ type ApplierOptions struct {
 	MaxWriteBytes int
 	// Rejected is told the reason of every write refused (nil: none).
 	Rejected func(reason string)
+	// KnownVersion is the newest write format version the applier
+	// applies (default LogVersion; tests simulate an upgraded binary).
+	KnownVersion int
 }
 
 // applied is the outcome of a write this node published.
@@ -325,6 +398,9 @@ func NewApplier(app *service.App, js jetstream.JetStream, keys *Keys, shard stri
 	if o.MaxWriteBytes <= 0 {
 		o.MaxWriteBytes = DefaultMaxWriteBytes
 	}
+	if o.KnownVersion <= 0 {
+		o.KnownVersion = LogVersion
+	}
 	a := &Applier{app: app, js: js, keys: keys, o: o, stream: StreamName(keys.cluster, shard), shard: shard,
 		subject: notifySubject(keys.cluster, shard), changed: make(chan struct{}), results: map[uint64]applied{},
 		parts: map[string]*partial{}, log: app.Logger}
@@ -354,14 +430,35 @@ func (a *Applier) Applied() uint64 {
 	return a.applied
 }
 
+// Stalled is where the applier stopped applying, or nil.
+func (a *Applier) Stalled() *Stall {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stall == nil {
+		return nil
+	}
+	st := *a.stall
+	return &st
+}
+
+// err is the error of a wait for a position at or past st.
+func (st *Stall) err() error {
+	return fmt.Errorf("%w: %w: shard %s stopped at sequence %d: %s; upgrade this node to apply it", ErrUnavailable, ErrStalled, st.Shard, st.Seq, st.Reason)
+}
+
 // WaitFor waits until seq is applied or ctx is done (read-your-writes).
+// A seq at or past a stall is answered at once with an error wrapping
+// ErrStalled: it will not be applied by this binary.
 func (a *Applier) WaitFor(ctx context.Context, seq uint64) error {
 	for {
 		a.mu.Lock()
-		done, ch := a.applied >= seq, a.changed
+		done, ch, st := a.applied >= seq, a.changed, a.stall
 		a.mu.Unlock()
 		if done {
 			return nil
+		}
+		if st != nil && seq >= st.Seq {
+			return st.err()
 		}
 		select {
 		case <-ch:
@@ -396,9 +493,15 @@ const keptResults = 4096
 // fails to apply for a reason of its own (the store, the embedder) is
 // tried again, never skipped: skipping would make it differ from the
 // others.
+//
+// A stall (Stalled) ends the applying: Run waits for ctx then.
 func (a *Applier) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		err := a.follow(ctx)
+		if errors.Is(err, ErrStalled) {
+			<-ctx.Done()
+			return nil
+		}
 		if err != nil && ctx.Err() == nil {
 			a.log.Warn("cluster: applying the log", "stream", a.stream, "applied", a.Applied(), "err", err)
 		}
@@ -692,6 +795,11 @@ func (a *Applier) apply(ctx context.Context, seq uint64, m *jetstream.RawStreamM
 		a.expire(m.Time)
 	}
 	reason, cerr := a.check(seq, m)
+	if v := writeVersion(m.Header); reason == "" && (v == 0 || v > a.o.KnownVersion) {
+		// Checked after the MAC: only a write of the cluster stalls.
+		return a.stalled(Stall{Seq: seq, Version: v,
+			Reason: fmt.Sprintf("write format version %q, newer than this binary's %d", m.Header.Get(versionHeader), a.o.KnownVersion)})
+	}
 	data := m.Data
 	var rej *refusal
 	split := "" // the id of a split write whose last part this is
@@ -737,10 +845,18 @@ func (a *Applier) apply(ctx context.Context, seq uint64, m *jetstream.RawStreamM
 		var w service.Write
 		if json.Unmarshal(data, &w) != nil {
 			rej = &refusal{RejectWrite, fmt.Errorf("%w: undecodable write", engine.ErrInvalidInput)}
+		} else if !service.KnownKind(w.Kind) {
+			// Before admit, which would take a newer global kind for one
+			// on the wrong log.
+			return a.stalled(Stall{Seq: seq, Version: writeVersion(m.Header), Kind: w.Kind,
+				Reason: fmt.Sprintf("write kind %q, unknown to this binary", w.Kind)})
 		} else if rej, err = a.admit(ctx, w); err != nil {
 			return err // the placement is out of reach: try again
 		} else if rej == nil {
 			res, err = a.app.Apply(ctx, w, service.ApplyOptions{Now: m.Time.UTC(), IDs: engine.NewIDSource(a.keys.idSeed(a.stream, seq))})
+			if errors.Is(err, service.ErrUnknownKind) {
+				return a.stalled(Stall{Seq: seq, Version: writeVersion(m.Header), Kind: w.Kind, Reason: err.Error()})
+			}
 			if err != nil && !service.Refused(err) {
 				return err // this replica's own failure: try again
 			}
@@ -768,6 +884,26 @@ func (a *Applier) apply(ctx context.Context, seq uint64, m *jetstream.RawStreamM
 		delete(a.parts, split) // applied whole
 	}
 	return nil
+}
+
+// stalled stops the applier at st.Seq (nothing recorded: a restart of a
+// binary that knows the write resumes there) and says so once; it
+// returns an error wrapping ErrStalled, which ends Run.
+func (a *Applier) stalled(st Stall) error {
+	st.Shard = a.shard
+	a.mu.Lock()
+	first := a.stall == nil
+	if first {
+		a.stall = &st
+		close(a.changed) // waiters past the stall are answered now
+		a.changed = make(chan struct{})
+	}
+	a.mu.Unlock()
+	if first {
+		a.log.Error("cluster: a logged write this binary cannot apply; the shard is stalled here until this node is upgraded",
+			"stream", a.stream, "seq", st.Seq, "version", st.Version, "kind", st.Kind, "reason", st.Reason, "applied", a.Applied())
+	}
+	return st.err()
 }
 
 // admit checks that w belongs on this stream: a global kind on the global

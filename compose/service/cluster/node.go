@@ -501,7 +501,9 @@ func (n *Node) beat(ctx context.Context) error {
 	n.mu.Lock()
 	me := member{ID: n.cfg.NodeID, URL: n.cfg.Advertise, At: time.Now().UnixMilli()}
 	for s, f := range n.running {
-		if f.serving {
+		// A stalled shard is not offered: the other nodes send its
+		// requests to one that applies it in full.
+		if f.serving && f.ap.Stalled() == nil {
 			me.Serving = append(me.Serving, s)
 		}
 	}
@@ -709,6 +711,11 @@ func (n *Node) waitReady(ctx context.Context, shard string) error {
 		if ok {
 			return nil
 		}
+		if f != nil {
+			if st := f.ap.Stalled(); st != nil {
+				return fmt.Errorf("cluster: shard %s not caught up: %w", shard, st.err())
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("cluster: shard %s not caught up: %w", shard, ctx.Err())
@@ -793,6 +800,11 @@ func (n *Node) Write(ctx context.Context, w service.Write) (service.WriteResult,
 	if f == nil {
 		return service.WriteResult{}, fmt.Errorf("%w: this node does not apply shard %s", ErrUnavailable, shard)
 	}
+	if st := f.ap.Stalled(); st != nil {
+		// Published, it would be applied by the newer replicas and never
+		// here: refused before anything is written.
+		return service.WriteResult{}, fmt.Errorf("%w; nothing was written", st.err())
+	}
 	o := PublishOptions{Origin: n.origin, MaxWriteBytes: n.cfg.MaxWriteBytes}
 	if scope, key, index, ok := service.NextIdempotencyKey(ctx); ok {
 		o.ID = n.keys.keyedID(scope, key, index)
@@ -860,7 +872,9 @@ func (n *Node) WaitApplied(ctx context.Context, header string) error {
 		if f == nil {
 			continue
 		}
-		if err := f.ap.WaitFor(ctx, seq); err != nil {
+		if err := f.ap.WaitFor(ctx, seq); errors.Is(err, ErrStalled) {
+			return fmt.Errorf("%s:%d will not be applied on this node: %w", shard, seq, err)
+		} else if err != nil {
 			return fmt.Errorf("%w: %s:%d not applied on this node within %s", ErrUnavailable, shard, seq, n.cfg.ReadWait)
 		}
 	}
@@ -892,7 +906,9 @@ func (n *Node) Counters() Counters { return n.count.snapshot() }
 
 // Route says where the requests of org are served: none for this node,
 // else the base URLs of the live nodes that serve the org's shard, in
-// rendezvous order.
+// rendezvous order. A shard stalled here (Applier.Stalled) is handed to
+// the nodes that serve it; with none, this node answers from what it
+// applied (its writes refused: Write).
 func (n *Node) Route(ctx context.Context, org string) ([]string, error) {
 	shard, err := n.shardOf(ctx, org)
 	if err != nil {
@@ -900,7 +916,8 @@ func (n *Node) Route(ctx context.Context, org string) ([]string, error) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if f := n.running[shard]; f != nil && f.serving {
+	f := n.running[shard]
+	if f != nil && f.serving && f.ap.Stalled() == nil {
 		return nil, nil
 	}
 	var urls []string
@@ -908,6 +925,9 @@ func (n *Node) Route(ctx context.Context, org string) ([]string, error) {
 		if m := n.members[id]; id != n.cfg.NodeID && slices.Contains(m.Serving, shard) {
 			urls = append(urls, m.URL)
 		}
+	}
+	if len(urls) == 0 && f != nil && f.serving {
+		return nil, nil // stalled, and no other node serves it
 	}
 	if len(urls) == 0 {
 		return nil, fmt.Errorf("%w: no live node serves shard %s (org %s) yet", ErrUnavailable, shard, org)
@@ -922,6 +942,9 @@ type Status struct {
 	Applied map[string]uint64 `json:"applied"` // per shard applied here
 	Serving []string          `json:"serving"`
 	Members []Member          `json:"members"` // live, this node included
+	// Stalled are the shards whose log this node stopped applying at a
+	// write it cannot apply (a newer binary's), by shard.
+	Stalled []Stall `json:"stalled"`
 }
 
 // Member is a live node as the members bucket shows it.
@@ -935,17 +958,22 @@ type Member struct {
 func (n *Node) Status() Status {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	st := Status{Cluster: n.cfg.Cluster, Node: n.cfg.NodeID, Applied: map[string]uint64{}, Serving: []string{}, Members: []Member{}}
+	st := Status{Cluster: n.cfg.Cluster, Node: n.cfg.NodeID, Applied: map[string]uint64{}, Serving: []string{}, Members: []Member{}, Stalled: []Stall{}}
 	for _, m := range n.members {
 		st.Members = append(st.Members, Member{ID: m.ID, URL: m.URL, Serving: append([]string{}, m.Serving...)})
 	}
 	for s, f := range n.running {
 		st.Applied[s] = f.ap.Applied()
-		if f.serving {
+		stall := f.ap.Stalled()
+		if f.serving && stall == nil {
 			st.Serving = append(st.Serving, s)
+		}
+		if stall != nil {
+			st.Stalled = append(st.Stalled, *stall)
 		}
 	}
 	slices.SortFunc(st.Members, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(st.Stalled, func(a, b Stall) int { return strings.Compare(a.Shard, b.Shard) })
 	slices.Sort(st.Serving)
 	return st
 }
