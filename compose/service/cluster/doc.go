@@ -48,9 +48,9 @@
 // Keys): the credentials of the embedded NATS servers (one user, limited
 // to the cluster's subjects, the JetStream API and its buckets; routes
 // with a password of their own), and a MAC key per use. Every logged write
-// carries an HMAC-SHA256 over its bytes, its stream, its id, time, origin
-// and part; an Applier refuses (records as applied, counts in Counters,
-// logs) a write without a valid MAC, one stored more than 90 s after it
+// carries an HMAC-SHA256 over its bytes, its stream, its id, time, origin,
+// part and version; an Applier refuses (records as applied, counts in
+// Counters, logs) a write without a valid MAC, one stored more than 90 s after it
 // was made or under another message id than its own (a replay: JetStream
 // drops a replay under its own id within the streams' 2-minute duplicate
 // window), one of an org its shard does not hold (Placement.MayHold), and
@@ -84,6 +84,14 @@
 // log's time, in its store in the transaction of the applied sequence, and
 // skips a later retry alike on every replica: a keyed write is applied
 // once however often it is sent.
+//
+// Versions. Every logged write carries its format version (LogVersion;
+// none: version 1, the format before versions), under its MAC. An
+// Applier that meets a write of the cluster it cannot apply (a newer
+// version, a kind service.KnownKind does not know) stops the shard there
+// (Stall): it records nothing past it and never skips it, the node stops
+// offering the shard, refuses writes to it and answers a wait past it
+// with ErrStalled (503); a binary that knows the write resumes from it.
 //
 // Failures. With NATS out of reach or without a quorum, a write JetStream
 // certainly did not store (no stream answered, an error answer, nothing
