@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -39,8 +40,17 @@ func (s *Server) route(c echo.Context, r *route, tok auth.Token) (done bool, err
 		return false, err // the handler refuses what is wrong
 	}
 	targets, err := s.cfg.Cluster.Route(req.Context(), org)
-	if err != nil || len(targets) == 0 {
+	if err != nil {
 		return false, err
+	}
+	if len(targets) == 0 {
+		// Served here: from a shard this node may have stopped applying
+		// at a write it cannot apply (a newer binary's), when no other
+		// node serves it. The answer is what was applied: say so.
+		if st, ok := s.cfg.Cluster.(staleShards); ok && st.Stale(req.Context(), org) {
+			c.Response().Before(func() { c.Response().Header().Add("Warning", staleWarning) })
+		}
+		return false, nil
 	}
 	if isForwarded(c) {
 		// Forwarded here by a node whose view of the cluster is a beat
@@ -130,3 +140,14 @@ func (s *Server) orgOf(c echo.Context, r *route, tok auth.Token) (string, error)
 	}
 	return v.OrgID, nil
 }
+
+// staleShards is implemented by a Cluster that can say whether it answers
+// an org from a shard it stopped applying (a stall: a write of a newer
+// binary it cannot apply). Optional: a Cluster without it never warns.
+type staleShards interface {
+	Stale(ctx context.Context, org string) bool
+}
+
+// staleWarning is the Warning header (RFC 9111, code 110: response is
+// stale) of an answer from a shard this node stopped applying.
+const staleWarning = `110 kgctx "this node stopped applying the org's shard at a write of a newer kgctx: the answer leaves out the writes since; upgrade this node"`

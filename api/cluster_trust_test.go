@@ -27,6 +27,8 @@ type fakeCluster struct {
 	// applyErr is what WaitApplied answers (a node that has not applied
 	// the positions: ErrUnavailable).
 	applyErr error
+	// stale lists the orgs whose shard this node stopped applying.
+	stale map[string]bool
 	// onGlobal runs when a request waits for the global log (a token
 	// arriving from the log).
 	onGlobal func()
@@ -74,7 +76,8 @@ func (f *fakeCluster) Route(_ context.Context, org string) ([]string, error) {
 	return nil, nil
 }
 
-func (f *fakeCluster) Status() ClusterStatus { return ClusterStatus{} }
+func (f *fakeCluster) Status() ClusterStatus                    { return ClusterStatus{} }
+func (f *fakeCluster) Stale(_ context.Context, org string) bool { return f.stale[org] }
 func (f *fakeCluster) Placement(context.Context, string) (string, bool, error) {
 	return "s0", false, nil
 }
@@ -284,5 +287,29 @@ func TestPrincipalIgnoredAlone(t *testing.T) {
 	p := NewPrincipal(auth.Token{Role: auth.RoleOperator, AgentID: "x"}, httptest.NewRequest("GET", "/v1/whoami", nil)).Seal(func(b []byte) []byte { return b })
 	if code, _ := rawDo(t, "GET", s.url+"/v1/whoami", map[string]string{PrincipalHeader: p}, ""); code != 401 {
 		t.Fatalf("a principal on a server alone: %d, want 401 (no token)", code)
+	}
+}
+
+// TestStaleShardWarns: an org answered by this node from a shard it
+// stopped applying (a write of a newer kgctx) gets the answer with a
+// Warning saying it is stale; another org's answer does not.
+func TestStaleShardWarns(t *testing.T) {
+	fc := &fakeCluster{key: []byte("k"), stale: map[string]bool{"org_a": true}}
+	s := startServerWith(t, func(c *Config) { c.Cluster = fc })
+	for org, want := range map[string]bool{"org_a": true, "org_b": false} {
+		tok := s.token(org, "agent")
+		req, err := http.NewRequest("GET", s.url+"/v1/orgs/"+org+"/projects/p/graph/triplets", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if got := strings.Contains(res.Header.Get("Warning"), "stopped applying"); res.StatusCode != 200 || got != want {
+			t.Errorf("%s: %d, Warning %q; want 200 and a stale warning %v", org, res.StatusCode, res.Header.Get("Warning"), want)
+		}
 	}
 }

@@ -334,7 +334,7 @@ const indexBehindWarning = `199 kgctx "search index behind the store: searches m
 // failed carries it, the one that caught the index up does not.
 func (s *Server) warnIndexBehind(c echo.Context) {
 	if s.app.Store.IndexFailure() != nil {
-		c.Response().Header().Set("Warning", indexBehindWarning)
+		c.Response().Header().Add("Warning", indexBehindWarning)
 	}
 }
 

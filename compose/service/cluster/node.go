@@ -736,6 +736,20 @@ func (n *Node) shardOf(ctx context.Context, org string) (string, error) {
 	return s, nil
 }
 
+// Stale reports whether org's shard is one this node stopped applying at
+// a write it cannot apply (Applier.Stalled): what it answers from it
+// leaves out the writes since (api's Warning).
+func (n *Node) Stale(ctx context.Context, org string) bool {
+	shard, err := n.shardOf(ctx, org)
+	if err != nil {
+		return false
+	}
+	n.mu.Lock()
+	f := n.running[shard]
+	n.mu.Unlock()
+	return f != nil && f.ap.Stalled() != nil
+}
+
 // Placement says on which shard org is and whether an override put it
 // there.
 func (n *Node) Placement(ctx context.Context, org string) (string, bool, error) {
