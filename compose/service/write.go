@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -69,6 +70,17 @@ func init() {
 // not take it for an invalid write (refused alike everywhere) but stop
 // until it is upgraded (ErrUnknownKind).
 func KnownKind(kind string) bool { return writeKinds[kind] }
+
+// Kinds returns every kind this binary applies, sorted, in a slice the
+// caller owns.
+func Kinds() []string {
+	out := make([]string, 0, len(writeKinds))
+	for k := range writeKinds {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
 
 // Write is one change, complete: everything its application reads is in
 // it or in the state every replica has at the same point of the log.
