@@ -52,7 +52,7 @@ func jsonError(err error, v any) error {
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		name, _ = strconv.Unquote(name)
 		msg := fmt.Sprintf("unknown field %q in the request body", name)
-		if s := suggestField(name, v); s == name {
+		if s := suggest.Field(name, v); s == name {
 			// The name is right but the level is not: say where it goes.
 			if ps := suggest.Paths(name, v); len(ps) > 0 {
 				msg = fmt.Sprintf("unknown field %q where it was given; the request body has it as %s", name, strings.Join(ps, ", "))
@@ -87,7 +87,3 @@ func jsonError(err error, v any) error {
 func fieldError(format string, a ...any) *Error {
 	return apiErr(http.StatusBadRequest, "invalid_field", format, a...)
 }
-
-// suggestField returns the JSON field of v's type (at any depth) nearest
-// to name (suggest.Field).
-func suggestField(name string, v any) string { return suggest.Field(name, v) }

@@ -56,72 +56,28 @@ func Distance(a, b string) int {
 	return prev[len(b)]
 }
 
-// Field returns the JSON field of v's type (at any depth) nearest
-// to name: one it starts, or one within two edits; "" when none is close.
-func Field(name string, v any) string {
-	var names []string
-	seen := map[reflect.Type]bool{}
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
-			t = t.Elem()
-		}
-		if t.Kind() != reflect.Struct || seen[t] {
-			return
-		}
-		seen[t] = true
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			switch tag {
-			case "-":
-				continue
-			case "":
-				tag = f.Name
-			}
-			names = append(names, tag)
-			walk(f.Type)
-		}
-	}
-	walk(reflect.TypeOf(v))
-	best, bestD := "", 3
-	lower := strings.ToLower(name)
-	for _, n := range names {
-		ln := strings.ToLower(n)
-		if len(lower) >= 3 && strings.HasPrefix(ln, lower) {
-			return n
-		}
-		if d := Distance(lower, ln); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
+// jsonField is a JSON field of a type: its name and its dotted path.
+type jsonField struct{ name, path string }
 
-// Paths returns the dotted JSON paths, shallowest first and at most
-// three, at which v's type has a field named exactly name below its top
-// level ("identity.orgId"): where a field given at the wrong level
-// belongs. Slices and maps are walked through ("items.name").
-func Paths(name string, v any) []string {
-	var out []string
+// jsonFields lists the JSON fields of v's type, breadth first (shallowest
+// first), through pointers, slices, arrays and maps, four levels deep at
+// most: no request body is deeper, and a type that holds itself ends
+// there.
+func jsonFields(v any) []jsonField {
+	var out []jsonField
 	type level struct {
 		t      reflect.Type
 		prefix string
 		depth  int
 	}
 	queue := []level{{reflect.TypeOf(v), "", 0}}
-	for len(queue) > 0 && len(out) < 3 {
+	for len(queue) > 0 {
 		l := queue[0]
 		queue = queue[1:]
 		t := l.t
 		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
 			t = t.Elem()
 		}
-		// Four levels: no request body is deeper, and a type that holds
-		// itself ends there.
 		if t == nil || t.Kind() != reflect.Struct || l.depth > 4 {
 			continue
 		}
@@ -137,10 +93,40 @@ func Paths(name string, v any) []string {
 			case "":
 				tag = f.Name
 			}
-			if tag == name && l.prefix != "" && len(out) < 3 {
-				out = append(out, l.prefix+tag)
-			}
+			out = append(out, jsonField{tag, l.prefix + tag})
 			queue = append(queue, level{f.Type, l.prefix + tag + ".", l.depth + 1})
+		}
+	}
+	return out
+}
+
+// Field returns the JSON field of v's type (at any depth) nearest
+// to name: one it starts, or one within two edits; "" when none is close.
+// Shallower fields win ties.
+func Field(name string, v any) string {
+	best, bestD := "", 3
+	lower := strings.ToLower(name)
+	for _, f := range jsonFields(v) {
+		ln := strings.ToLower(f.name)
+		if len(lower) >= 3 && strings.HasPrefix(ln, lower) {
+			return f.name
+		}
+		if d := Distance(lower, ln); d < bestD {
+			best, bestD = f.name, d
+		}
+	}
+	return best
+}
+
+// Paths returns the dotted JSON paths, shallowest first and at most
+// three, at which v's type has a field named exactly name below its top
+// level ("identity.orgId"): where a field given at the wrong level
+// belongs. Slices and maps are walked through ("items.name").
+func Paths(name string, v any) []string {
+	var out []string
+	for _, f := range jsonFields(v) {
+		if f.name == name && f.path != name && len(out) < 3 {
+			out = append(out, f.path)
 		}
 	}
 	return out

@@ -739,7 +739,21 @@ func (n *Node) shardOf(ctx context.Context, org string) (string, error) {
 // Stale reports whether org's shard is one this node stopped applying at
 // a write it cannot apply (Applier.Stalled): what it answers from it
 // leaves out the writes since (api's Warning).
+// It is asked of every request served here: the org's placement is looked
+// up only when a shard has stalled.
 func (n *Node) Stale(ctx context.Context, org string) bool {
+	n.mu.Lock()
+	stalled := false
+	for _, f := range n.running {
+		if f.ap.Stalled() != nil {
+			stalled = true
+			break
+		}
+	}
+	n.mu.Unlock()
+	if !stalled {
+		return false
+	}
 	shard, err := n.shardOf(ctx, org)
 	if err != nil {
 		return false
