@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -44,6 +45,9 @@ type applyQueue struct {
 	// behind holds, by position in indexers, the failure of each indexer
 	// that is behind. Written by the worker, read by waiters.
 	behind map[int]*IndexError
+	// anyBehind mirrors len(behind) > 0 for readers that must not take mu
+	// (IndexFailure, asked by every HTTP answer).
+	anyBehind atomic.Bool
 }
 
 // applyQueueDepth bounds the change sets waiting for the indexers: a writer
@@ -102,6 +106,7 @@ func (s *Store) runApplyQueue() {
 				delete(q.behind, i)
 			}
 		}
+		q.anyBehind.Store(len(q.behind) > 0)
 		q.applied = cs.Seq
 		q.pending -= cs.work()
 		q.cond.Broadcast()
@@ -227,6 +232,9 @@ func (q *applyQueue) behindAt(seq uint64) error {
 // the latest sets). For health reports and metrics.
 func (s *Store) IndexFailure() error {
 	q := s.aq
+	if !q.anyBehind.Load() {
+		return nil
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.behindAt(^uint64(0))
