@@ -14,7 +14,8 @@ type File struct {
 	Path, Name string
 }
 
-func (f File) name() string {
+// Label is how messages name the file: Name, else Path.
+func (f File) Label() string {
 	if f.Name != "" {
 		return f.Name
 	}
@@ -36,12 +37,12 @@ func EachBatch(files []File, f Format, n int, fn func(file File, ts []model.Trip
 func eachBatch(file File, f Format, n int, fn func(file File, ts []model.TripletInput, lines []int) error) error {
 	rc, err := OpenFile(file.Path)
 	if err != nil {
-		return fmt.Errorf("%s: %w", file.name(), err)
+		return fmt.Errorf("%s: %w", file.Label(), err)
 	}
 	defer rc.Close()
 	r, err := NewReader(rc, f)
 	if err != nil {
-		return fmt.Errorf("%s: %w", file.name(), err)
+		return fmt.Errorf("%s: %w", file.Label(), err)
 	}
 	var ts []model.TripletInput
 	var lines []int
@@ -49,10 +50,10 @@ func eachBatch(file File, f Format, n int, fn func(file File, ts []model.Triplet
 		var errs []*LineError
 		ts, lines, errs, err = ReadBatch(r, ts[:0], lines[:0], n)
 		if len(errs) > 0 {
-			return fmt.Errorf("%s: %w", file.name(), errs[0])
+			return fmt.Errorf("%s: %w", file.Label(), errs[0])
 		}
 		if err != nil && err != io.EOF {
-			return fmt.Errorf("%s: %w", file.name(), err)
+			return fmt.Errorf("%s: %w", file.Label(), err)
 		}
 		if len(ts) > 0 {
 			if ferr := fn(file, ts, lines); ferr != nil {
@@ -84,10 +85,10 @@ func ValidateFilesContext(ctx context.Context, files []File, f Format, dim int, 
 		}
 		for i := range ts {
 			if err := model.ValidateTriplet(&ts[i], model.Limits{}, dim); err != nil {
-				return fmt.Errorf("%s: %w", file.name(), &LineError{Line: lines[i], Err: err})
+				return fmt.Errorf("%s: %w", file.Label(), &LineError{Line: lines[i], Err: err})
 			}
 			if rel := model.NormalizeRelationship(ts[i].Relationship); rels != nil && !rels[rel] {
-				return fmt.Errorf("%s: %w", file.name(), &LineError{Line: lines[i],
+				return fmt.Errorf("%s: %w", file.Label(), &LineError{Line: lines[i],
 					Err: fmt.Errorf("relationship %q is not in the project's vocabulary (strict mode)", rel)})
 			}
 		}

@@ -43,7 +43,7 @@ func Load(ctx context.Context, st *engine.Store, t engine.Tenant, files []triple
 				// the step it happened to stop in.
 				return cerr
 			}
-			return fmt.Errorf("%s: %w", fileName(file), err)
+			return fmt.Errorf("%s: %w", file.Label(), err)
 		}
 		tripletio.AddResult(&sum, res)
 		if o.Written != nil {
@@ -60,11 +60,4 @@ func Load(ctx context.Context, st *engine.Store, t engine.Tenant, files []triple
 		return sum, err
 	}
 	return sum, nil
-}
-
-func fileName(f tripletio.File) string {
-	if f.Name != "" {
-		return f.Name
-	}
-	return f.Path
 }
