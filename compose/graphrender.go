@@ -48,13 +48,7 @@ func relevanceOf(c *traverse.Candidate) float64 { return float64(c.SeedScore) * 
 // lessEntry is traverse.Less's order on entries: higher importance, then
 // fewer hops, then lower edge id.
 func lessEntry(a, b *entry) bool {
-	if a.imp != b.imp {
-		return a.imp > b.imp
-	}
-	if a.hop != b.hop {
-		return a.hop < b.hop
-	}
-	return a.edge < b.edge
+	return traverse.Order(a.imp, b.imp, a.hop, b.hop, a.edge, b.edge) < 0
 }
 
 // novelty is the factor of a line whose two ends the block already shows.

@@ -1,7 +1,6 @@
 package compose
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/kgctx/kgctx/traverse"
@@ -85,16 +84,7 @@ type spreadKey struct {
 }
 
 func compareSpreadKeys(a, b spreadKey) int {
-	switch {
-	case a.imp != b.imp:
-		if a.imp > b.imp {
-			return -1
-		}
-		return 1
-	case a.hop != b.hop:
-		return int(a.hop) - int(b.hop)
-	}
-	return cmp.Compare(a.edge, b.edge)
+	return traverse.Order(a.imp, b.imp, a.hop, b.hop, a.edge, b.edge)
 }
 
 // spreadTop is how many of a seed's candidates the spread ranks one by

@@ -4,13 +4,27 @@ package traverse
 // path's first edge before the later ones it lends its score to), then
 // lower edge id.
 func Less(a, b *Candidate) bool {
-	if a.Importance != b.Importance {
-		return a.Importance > b.Importance
+	return Order(a.Importance, b.Importance, a.Hop, b.Hop, a.Edge, b.Edge) < 0
+}
+
+// Order compares two lines by Less's order given their importance, hop
+// and edge: negative when a comes first, 0 when equal. Compose orders its
+// own records of candidates by it.
+func Order(aImp, bImp float64, aHop, bHop uint8, aEdge, bEdge uint32) int {
+	switch {
+	case aImp != bImp:
+		if aImp > bImp {
+			return -1
+		}
+		return 1
+	case aHop != bHop:
+		return int(aHop) - int(bHop)
+	case aEdge < bEdge:
+		return -1
+	case aEdge > bEdge:
+		return 1
 	}
-	if a.Hop != b.Hop {
-		return a.Hop < b.Hop
-	}
-	return a.Edge < b.Edge
+	return 0
 }
 
 // Ranker yields items best first without sorting them all: a binary heap
