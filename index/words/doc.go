@@ -9,11 +9,13 @@
 // when a name or a document is read can never match, so there is one list
 // and one stemmer.
 //
-// The list has tiers, each analyser taking the one its text needs (see
-// stop.go): queries drop every stop word (IsStop: function words and
-// request wording), documents only function words (Function: prose is
-// about wanting, finding and new things), and the embedder, which compares
-// whole texts, discounts only the core of the function words (Core).
+// The stop words are three lists (see stop.go), each analyser dropping
+// the two its text needs: queries (IsStop) drop function words and
+// request wording ("fix", "add", "find", "new") but keep the words names
+// and titles are made of ("Up", "After Hours"); documents (Function) drop
+// function words and those, but keep request wording, which prose is
+// about; the embedder, which compares whole texts, discounts only the
+// commonest function words (Core).
 //
 // Splitting text into words (identifier parts: AuthService -> auth,
 // service; lower case) is text.SplitName's; text.AppendWords is the whole

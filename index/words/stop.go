@@ -5,43 +5,47 @@ import (
 	"strings"
 )
 
-// The stop words come in two tiers. functionList is English function
-// words (the Snowball list that bleve ships as stop_en, less its
-// contractions, which no analyser can see: every analyser splits words at
-// an apostrophe, plus a few of the same kind): they say nothing in any
-// text, so documents and queries alike drop them. requestList is the
-// wording of requests and commit subjects ("fix", "add", "update",
-// "tell", "find", "new"): it says nothing about what a query asks for, so
-// queries drop it, but prose is about it ("she wants a new job"), so
-// documents keep it. Both are generic English, never a data set's
-// vocabulary. Inflected forms are listed because words are tested before
-// they are stemmed.
+// The stop words come in three lists, each analyser dropping the two its
+// text needs:
 //
-// Request wording that is also what prose is about stays out of both:
-// "support", "handle", "change", "make", "know", "others" (a support group,
-// how someone handled an accident, helping others) and "may", a month:
-// listed, they cost LoCoMo's evidence recall 0.015 at 400 tokens (the
-// relevance harness), for no gain beyond noise on the other sets.
+//   - commonList: English function words that say nothing in any text;
+//     queries and documents drop them.
+//   - queryList: what queries also drop: the wording of requests and
+//     commit subjects ("fix", "add", "update", "tell", "find", "new"), and
+//     function words that a query wraps around what it asks ("can", "will",
+//     "also", "whose"). Prose is about wanting, finding and new things, so
+//     documents keep them, as bleve's English analyzer always did.
+//   - documentList: what documents also drop: the rest of the Snowball
+//     list that bleve ships as stop_en ("up", "down", "after", "out",
+//     "again", "herself"). Queries keep them: a query's words are matched
+//     against names, and names and titles are made of them ("Up", "After
+//     Hours", "Out of Sight", "Down by Law").
+//
+// So a document's analyser drops commonList and documentList (Function:
+// exactly bleve's stop_en, less its contractions, which no analyser can
+// see: every analyser splits words at an apostrophe), a query's
+// commonList and queryList (IsStop). Request wording that is also what
+// prose is about ("support", "handle", "change", "know", "others", "may")
+// is in queryList, the one list documents keep: in the documents' list
+// too, it cost LoCoMo's evidence recall 0.015 at 400 tokens. All are
+// generic English, never a data set's vocabulary; inflected forms are
+// listed because words are tested before they are stemmed.
 //
 // Changing a list changes what the text index holds (bump text's schema
 // version) and, for coreList, the lexical embedder's vectors (bump its
 // version).
-const functionList = `
-a an the this that these those it its itself they them their theirs themselves
-there here i me my myself we us our ours ourselves you your yours yourself
-yourselves he him his himself she her hers herself
-is are was were be been being am do does did done doing have has had having
-of in on at by for to from with without into onto over under about as than then
-above below between through during before after until while again once further
-up down out off against because own ought cannot
-and or but not no nor so if else also too very just only
-what which who whom whose when where why how whats
-can could would should will shall might must
-all any some each every both either neither other another such same
-one ones more most many much few less least
-via per etc e g eg ie vs`
+const commonList = `
+a about all am an and any are as at be been being both but by could did do
+does doing each few for from had has have having he her here hers him his how
+i if in into is it its me more most my no nor not of on only or other our over
+same she should so some such than that the their them then there these they
+this those to too under very was we were what when where which who whom why
+with would you your`
 
-const requestList = `
+const queryList = `
+also another can done either else every least less many might much must
+neither one ones onto per shall us whats whose will without just
+e eg g ie etc via vs
 get gets got give gives given tell tells find finds show shows list lists
 need needs want wants please let lets
 fix fixes fixed fixing add adds added adding update updates updated updating
@@ -49,7 +53,14 @@ remove removes removed removing use uses used using
 allow allows allowed rename renames renamed
 move moves moved implement implements implemented refactor refactors refactored
 improve improves improved
+change changes changed changing handle handles handled make makes made
+support supports supported know may others
 new old`
+
+const documentList = `
+above after again against because before below between cannot down during
+further herself himself itself myself off once ought ours ourselves out own
+theirs themselves through until up while yours yourself yourselves`
 
 // coreList is the core of the stop words: the commonest English function
 // words (articles, the commonest prepositions and conjunctions, the forms
@@ -71,18 +82,19 @@ func wordSet(lists ...string) map[string]struct{} {
 }
 
 var (
-	stopSet     = wordSet(functionList, requestList)
-	functionSet = wordSet(functionList)
+	stopSet     = wordSet(commonList, queryList)
+	functionSet = wordSet(commonList, documentList)
 )
 
-// IsStop reports whether the lower-case word w is a stop word of either
-// tier: what a query's analyser drops.
+// IsStop reports whether the lower-case word w is a stop word of a query:
+// in commonList or queryList.
 func IsStop(w string) bool {
 	_, ok := stopSet[w]
 	return ok
 }
 
-// Function returns the function words, sorted, in a slice the caller owns.
+// Function returns the words a document's analyser drops (commonList and
+// documentList), sorted, in a slice the caller owns.
 func Function() []string { return sorted(functionSet) }
 
 func sorted(m map[string]struct{}) []string {
@@ -95,7 +107,7 @@ func sorted(m map[string]struct{}) []string {
 }
 
 // Core returns the core function words (coreList), sorted, in a slice the
-// caller owns. Every core word is a function word.
+// caller owns. Every core word is a stop word of queries.
 func Core() []string {
 	out := strings.Fields(coreList)
 	slices.Sort(out)

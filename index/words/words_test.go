@@ -12,7 +12,7 @@ import (
 
 func TestStopList(t *testing.T) {
 	seen := map[string]bool{}
-	for _, w := range strings.Fields(functionList + " " + requestList) {
+	for _, w := range strings.Fields(commonList + " " + queryList + " " + documentList) {
 		if seen[w] {
 			t.Errorf("%q listed twice", w)
 		}
@@ -24,26 +24,37 @@ func TestStopList(t *testing.T) {
 			t.Errorf("%q holds a separator: no analyser can see it", w)
 		}
 	}
-	if len(stopSet) != len(seen) {
-		t.Fatalf("the stop set has %d words, the lists %d", len(stopSet), len(seen))
+	if len(stopSet)+len(strings.Fields(documentList)) != len(seen) {
+		t.Fatalf("the lists overlap: %d + %d words, %d in all", len(stopSet), len(strings.Fields(documentList)), len(seen))
 	}
 	fn := Function()
 	fn[0] = "changed"
 	if Function()[0] == "changed" {
 		t.Error("Function() shares its slice")
 	}
-	// The function words every analyser dropped before there was one list,
-	// and the request words of the composer's: still stop words.
-	for _, w := range strings.Fields("the of and with via is who which that fix add update tell between after") {
+	// Queries drop function words and request wording, never the words
+	// names are made of; documents drop function words and those.
+	for _, w := range strings.Fields("the of and with via is who which that fix add update tell") {
 		if !IsStop(w) {
-			t.Errorf("%q is not a stop word", w)
+			t.Errorf("%q is not a stop word of queries", w)
+		}
+	}
+	for _, w := range strings.Fields("up down after out") {
+		if _, doc := functionSet[w]; IsStop(w) || !doc {
+			t.Errorf("%q: a stop word of queries %v, of documents %v", w, IsStop(w), doc)
 		}
 	}
 	// Words a question is about: never stop words.
-	// Nor the request wording prose is about, and a month.
-	for _, w := range strings.Fields("film director service router auth born de support handle change make made know others may") {
-		if IsStop(w) {
+	for _, w := range strings.Fields("film director service router auth born de") {
+		if _, doc := functionSet[w]; IsStop(w) || doc {
 			t.Errorf("%q is a stop word", w)
+		}
+	}
+	// The request wording prose is about, and a month: queries drop it,
+	// documents keep it.
+	for _, w := range strings.Fields("support handle change make made know others may") {
+		if _, doc := functionSet[w]; !IsStop(w) || doc {
+			t.Errorf("%q: dropped by queries %v, by documents %v", w, IsStop(w), doc)
 		}
 	}
 }
@@ -111,38 +122,33 @@ func TestLeaf(t *testing.T) {
 	}
 }
 
-// The tiers nest: core words are function words, function words are stop
-// words; request words are stop words but not function words.
+// The lists split the words: common words are dropped by queries and
+// documents, query words by queries only, document words by documents
+// only.
 func TestTiers(t *testing.T) {
 	fn := Function()
 	if len(fn) == 0 || !slices.IsSorted(fn) {
 		t.Fatalf("Function() = %v", fn)
 	}
-	for _, w := range fn {
-		if _, in := functionSet[w]; !IsStop(w) || !in {
-			t.Errorf("function word %q: IsStop %v, in the function set %v", w, IsStop(w), in)
+	for list, want := range map[string][2]bool{commonList: {true, true}, queryList: {true, false}, documentList: {false, true}} {
+		for _, w := range strings.Fields(list) {
+			if _, doc := functionSet[w]; IsStop(w) != want[0] || doc != want[1] {
+				t.Errorf("%q: dropped by queries %v, by documents %v; want %v", w, IsStop(w), doc, want)
+			}
 		}
-	}
-	for _, w := range strings.Fields(requestList) {
-		if _, in := functionSet[w]; !IsStop(w) || in {
-			t.Errorf("request word %q: IsStop %v, in the function set %v", w, IsStop(w), in)
-		}
-	}
-	if len(fn)+len(strings.Fields(requestList)) != len(stopSet) {
-		t.Errorf("the tiers overlap or miss words: %d + %d != %d", len(fn), len(strings.Fields(requestList)), len(stopSet))
 	}
 }
 
-// The core function words are function words: every analyser that drops
-// or discounts the stop list also discounts the core.
+// The core function words are stop words of queries (the embedder reads
+// queries and documents alike and discounts only them).
 func TestCoreInStop(t *testing.T) {
 	core := Core()
 	if len(core) == 0 || !slices.IsSorted(core) {
 		t.Fatalf("Core() = %v", core)
 	}
 	for _, w := range core {
-		if _, in := functionSet[w]; !in {
-			t.Errorf("core word %q is not a function word", w)
+		if !IsStop(w) {
+			t.Errorf("core word %q is not a stop word", w)
 		}
 	}
 }
