@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,7 +40,7 @@ func (s *Server) route(c echo.Context, r *route, tok auth.Token) (done bool, err
 	if err != nil || org == "" {
 		return false, err // the handler refuses what is wrong
 	}
-	targets, err := s.cfg.Cluster.Route(req.Context(), org)
+	targets, err := s.routeTargets(c, r, org)
 	if err != nil {
 		return false, err
 	}
@@ -50,6 +51,11 @@ func (s *Server) route(c echo.Context, r *route, tok auth.Token) (done bool, err
 		if st, ok := s.cfg.Cluster.(staleShards); ok && st.Stale(req.Context(), org) {
 			c.Response().Before(func() { c.Response().Header().Add("Warning", staleWarning) })
 		}
+		return false, nil
+	}
+	if slices.Contains(targets, "") && isForwarded(c) {
+		// A session sent here by a node that reads the members otherwise
+		// for a moment: this node serves the org; never forwarded twice.
 		return false, nil
 	}
 	if isForwarded(c) {
@@ -67,6 +73,9 @@ func (s *Server) route(c echo.Context, r *route, tok auth.Token) (done bool, err
 			target = t
 			break
 		}
+	}
+	if target == "" {
+		return false, nil // the session's node, this one, is the first that answers
 	}
 	u, err := url.Parse(target)
 	if err != nil {
@@ -90,6 +99,26 @@ func (s *Server) route(c echo.Context, r *route, tok auth.Token) (done bool, err
 	}
 	p.ServeHTTP(c.Response(), req)
 	return true, nil
+}
+
+// sessionRouter is a cluster that serves each session's in-session
+// requests on one node (cluster.Node.RouteSession): the injector's
+// memory of a session lives in that node's memory.
+type sessionRouter interface {
+	// RouteSession answers none when this node serves org's session,
+	// else the base URLs of the nodes serving org, that session's node
+	// first, "" standing for this node.
+	RouteSession(ctx context.Context, org, session string) ([]string, error)
+}
+
+// routeTargets are the nodes that serve the request (Cluster.Route), or
+// for a session's in-session route the session's node first
+// (sessionRouter).
+func (s *Server) routeTargets(c echo.Context, r *route, org string) ([]string, error) {
+	if sr, ok := s.cfg.Cluster.(sessionRouter); ok && r.session {
+		return sr.RouteSession(c.Request().Context(), org, c.Param("sessionId"))
+	}
+	return s.cfg.Cluster.Route(c.Request().Context(), org)
 }
 
 // orgOf is the org the route's handler will act on, so that the request

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -27,6 +28,9 @@ type fakeCluster struct {
 	// applyErr is what WaitApplied answers (a node that has not applied
 	// the positions: ErrUnavailable).
 	applyErr error
+	// sessions routes sessions (RouteSession): session -> base URLs,
+	// "" for this node.
+	sessions map[string][]string
 	// stale lists the orgs whose shard this node stopped applying.
 	stale map[string]bool
 	// onGlobal runs when a request waits for the global log (a token
@@ -74,6 +78,15 @@ func (f *fakeCluster) Route(_ context.Context, org string) ([]string, error) {
 		return []string{u}, nil
 	}
 	return nil, nil
+}
+
+// RouteSession sends the sessions of sessions where the map says ("" is
+// this node), and any other as Route does.
+func (f *fakeCluster) RouteSession(ctx context.Context, org, session string) ([]string, error) {
+	if t, ok := f.sessions[session]; ok {
+		return t, nil
+	}
+	return f.Route(ctx, org)
 }
 
 func (f *fakeCluster) Status() ClusterStatus                    { return ClusterStatus{} }
@@ -311,5 +324,77 @@ func TestStaleShardWarns(t *testing.T) {
 		if got := strings.Contains(res.Header.Get("Warning"), "stopped applying"); res.StatusCode != 200 || got != want {
 			t.Errorf("%s: %d, Warning %q; want 200 and a stale warning %v", org, res.StatusCode, res.Header.Get("Warning"), want)
 		}
+	}
+}
+
+// TestClusterSessionOnOneNode: the in-session injector's memory of a
+// session lives on one node, so every node sends the session's tool
+// calls, drains and forgetting there (RouteSession), whichever node the
+// agent reaches: a block queued by a tool call sent to A is drained
+// through A from B, where it was queued, and is not matched again. A
+// session request another node forwarded is served where it lands, never
+// forwarded twice; a session whose node does not answer moves to the
+// next.
+func TestClusterSessionOnOneNode(t *testing.T) {
+	key := []byte("cluster-session-key")
+	fb := &fakeCluster{key: key}
+	b := startServerWith(t, func(c *Config) { c.Cluster = fb })
+	dead, _ := net.Listen("tcp", "127.0.0.1:0")
+	deadURL := "http://" + dead.Addr().String()
+	dead.Close()
+	fa := &fakeCluster{key: key, sessions: map[string][]string{"ses_1": {b.url, ""}, "ses_2": {deadURL, ""}}}
+	a := startServerWith(t, func(c *Config) { c.Cluster = fa })
+	ag := auth.NewTokenSecret()
+	for _, s := range []*testServer{a, b} { // a cluster's nodes hold the same tokens and data
+		if err := s.app.Tokens.PutToken(ag, auth.Token{OrgID: "org_s", AgentID: "agent_s", Role: auth.RoleImporter}); err != nil {
+			t.Fatal(err)
+		}
+		if r := s.post("/v1/orgs/org_s/projects/p/observations", ag, map[string]any{"content": "The staging connection pool is capped at 20 connections."}); r.status != 201 {
+			t.Fatalf("observation: %d %s", r.status, r.body)
+		}
+	}
+	event := map[string]any{"phase": "pre-verb", "projectId": "p", "tool": "Edit", "paths": []string{"deploy/staging.yaml"}, "query": "staging connection pool cap"}
+	var res struct{ Outcome, Block string }
+	r := a.post("/v1/sessions/ses_1/verb-events", ag, event)
+	r.json(t, &res)
+	if r.status != 200 || res.Outcome != "queued" || !strings.Contains(res.Block, "capped at 20") {
+		t.Fatalf("tool call through A: %d %s, want the block queued", r.status, r.body)
+	}
+	if a.app.Injector.Sessions() != 0 || b.app.Injector.Sessions() != 1 {
+		t.Fatalf("injector sessions: A %d, B %d; want the session on B alone", a.app.Injector.Sessions(), b.app.Injector.Sessions())
+	}
+	if r := a.post("/v1/sessions/ses_1/verb-events", ag, event); r.status != 200 || !strings.Contains(string(r.body), `"outcome":"no-match"`) {
+		t.Fatalf("the same tool call again through A: %d %s, want no-match (B remembers it was shown)", r.status, r.body)
+	}
+	var drained struct{ Pending []struct{ Block string } }
+	r = a.do("POST", "/v1/sessions/ses_1/pending/drain", ag, "", nil)
+	r.json(t, &drained)
+	if r.status != 200 || len(drained.Pending) != 1 || !strings.Contains(drained.Pending[0].Block, "capped at 20") {
+		t.Fatalf("drain through A: %d %s, want the block queued on B", r.status, r.body)
+	}
+	if r := a.do("DELETE", "/v1/sessions/ses_1", ag, "", nil); r.status != 204 || b.app.Injector.Sessions() != 0 {
+		t.Fatalf("forget through A: %d, B holds %d sessions", r.status, b.app.Injector.Sessions())
+	}
+
+	// Forwarded to A by a node that reads the members otherwise: served
+	// on A, not forwarded again (B would answer 503 to a second hop).
+	tok := auth.Token{OrgID: "org_s", AgentID: "agent_s", Role: auth.RoleImporter}
+	body, _ := json.Marshal(event)
+	req := httptest.NewRequest("POST", "/v1/sessions/ses_1/verb-events", nil)
+	fwd := map[string]string{PrincipalHeader: NewPrincipal(tok, req).Seal(fa.PrincipalMAC), ProxiedHeader: "1", "Content-Type": "application/json"}
+	if code, out := rawDo(t, "POST", a.url+"/v1/sessions/ses_1/verb-events", fwd, string(body)); code != 200 || !strings.Contains(out, `"outcome":"queued"`) {
+		t.Fatalf("a forwarded tool call on A: %d %s", code, out)
+	}
+	if a.app.Injector.Sessions() != 1 {
+		t.Fatalf("A holds %d sessions after serving a forwarded call, want 1", a.app.Injector.Sessions())
+	}
+
+	// The session's node does not answer: 503 (retry), then the next
+	// node, here A itself, serves it.
+	if r := a.post("/v1/sessions/ses_2/verb-events", ag, event); r.status != 503 {
+		t.Fatalf("tool call whose node is down: %d %s, want 503", r.status, r.body)
+	}
+	if r := a.post("/v1/sessions/ses_2/verb-events", ag, event); r.status != 200 || !strings.Contains(string(r.body), `"outcome":"queued"`) {
+		t.Fatalf("retried: %d %s, want served on A", r.status, r.body)
 	}
 }

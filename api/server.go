@@ -185,7 +185,11 @@ type route struct {
 	also      map[int]any // other success answers and their bodies
 	query     []param     // query parameters
 	errs      []int       // error statuses beyond those the route's shape implies (openapi.go)
-	h         echo.HandlerFunc
+	// session: the route uses the in-session injector's memory of the
+	// path's session, so a cluster serves it on that session's node
+	// (sessionRouter).
+	session bool
+	h       echo.HandlerFunc
 }
 
 // param is a query parameter of a route.

@@ -184,7 +184,9 @@ type PendingInjection struct {
 // and what it was shown in-session; what the start-of-session block
 // delivered is read back from the injection logs, so only in-session
 // blocks can be shown a second time. Blocks pushed to a runtime go through
-// the durable inject queue (engine/delivery), which survives both.
+// the durable inject queue (engine/delivery), which survives both. In a
+// cluster one node holds a session's memory: the others send it the
+// session's requests (cluster.Node.RouteSession).
 type Injector struct {
 	C *Composer
 

@@ -217,6 +217,7 @@ func TestClusterEndToEnd(t *testing.T) {
 	t.Run("trust", func(t *testing.T) { clusterTrust(t, nodes, pos, ports[0], secret) })
 	t.Run("isolation", func(t *testing.T) { clusterIsolation(t, nodes, pos) })
 	t.Run("delivery", func(t *testing.T) { clusterDelivery(t, nodes, pos) })
+	t.Run("in-session", func(t *testing.T) { clusterInSession(t, nodes, pos) })
 	t.Run("placement", func(t *testing.T) { clusterPlacement(t, nodes, pos) })
 	acked := clusterSIGKILL(t, nodes, dirs, flags, pos)
 	t.Logf("killed node caught up after %s", time.Since(start).Round(time.Millisecond))
@@ -564,6 +565,48 @@ func clusterDelivery(t *testing.T, nodes []*server, pos *positions) {
 		if a, _ := ccall(n, &positions{}, nil, "POST", "/v1/sessions/ses_d/injects/claim", ag, "application/json", w1); a.code != 204 {
 			t.Fatalf("after the ack, node %d hands out: %d %s", i+1, a.code, a.body)
 		}
+	}
+}
+
+// clusterInSession: the in-session injector answers a session as one
+// node would, whichever nodes the agent reaches: a tool call on node 1
+// queues a block, node 2 drains it, and node 3 does not match it again
+// (what the session was shown is remembered on the session's node).
+func clusterInSession(t *testing.T, nodes []*server, pos *positions) {
+	// Nodes agree on a session's node once their views of the members
+	// agree: each sees every node serving every shard.
+	for i, n := range nodes {
+		waitFor(t, 30*time.Second, fmt.Sprintf("node %d sees every member serve every shard", i+1), func() (bool, string) {
+			st, err := clusterStatus(n)
+			if err != nil || len(st.Members) != len(nodes) {
+				return false, fmt.Sprintf("%+v %v", st, err)
+			}
+			for _, m := range st.Members {
+				if len(m.Serving) != len(shards)+1 {
+					return false, fmt.Sprintf("%+v", st)
+				}
+			}
+			return true, ""
+		})
+	}
+	imp := mustToken(t, nodes[0], pos, "org_i", "importer")
+	mustCall(t, nodes[1], pos, 201, "POST", "/v1/orgs/org_i/projects/p/observations", imp, "application/json",
+		[]byte(`{"content": "The staging connection pool is capped at 20 connections."}`))
+	event := []byte(`{"phase": "pre-verb", "projectId": "p", "tool": "Edit", "paths": ["deploy/staging.yaml"], "query": "staging connection pool cap"}`)
+	b := mustCall(t, nodes[0], pos, 200, "POST", "/v1/sessions/ses_i/verb-events", imp, "application/json", event)
+	if !bytes.Contains(b, []byte(`"outcome":"queued"`)) || !bytes.Contains(b, []byte("capped at 20")) {
+		t.Fatalf("tool call on node 1: %s, want the block queued", b)
+	}
+	b = mustCall(t, nodes[1], pos, 200, "POST", "/v1/sessions/ses_i/pending/drain", imp, "", nil)
+	var d struct{ Pending []struct{ Block string } }
+	if json.Unmarshal(b, &d); len(d.Pending) != 1 || !strings.Contains(d.Pending[0].Block, "capped at 20") {
+		t.Fatalf("drain on node 2: %s, want the block node 1 queued", b)
+	}
+	if b := mustCall(t, nodes[2], pos, 200, "POST", "/v1/sessions/ses_i/verb-events", imp, "application/json", event); !bytes.Contains(b, []byte(`"outcome":"no-match"`)) {
+		t.Fatalf("the same tool call on node 3: %s, want no-match (shown already)", b)
+	}
+	if b := mustCall(t, nodes[2], pos, 200, "POST", "/v1/sessions/ses_i/pending/drain", imp, "", nil); !bytes.Contains(b, []byte(`"pending":[]`)) {
+		t.Fatalf("a second drain on node 3: %s, want nothing pending", b)
 	}
 }
 

@@ -113,5 +113,9 @@
 // on two nodes never both hold a session and an acked inject is never
 // handed out again by another node. The JetStream log is the
 // compare-and-set: a claim takes effect only if no live lease precedes it
-// in the log.
+// in the log. The in-session injector's memory (compose.Injector: the
+// blocks pending a session's next turn, what it was shown) is not logged:
+// it lives on one node per session, the live node serving the org's shard
+// of highest rendezvous weight for the session (Node.RouteSession), to
+// which every node sends the session's tool calls, drains and forgetting.
 package cluster

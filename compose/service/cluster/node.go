@@ -593,20 +593,12 @@ func (n *Node) seeMember(e jetstream.KeyValueEntry) {
 	n.mu.Unlock()
 }
 
-// holders are the nodes that hold shard: the Replicas live members of
-// highest rendezvous weight (every member, for the global log).
-func holders(shard string, members map[string]member, replicas int) []string {
-	ids := make([]string, 0, len(members))
-	for id := range members {
-		ids = append(ids, id)
-	}
-	if shard == GlobalShard {
-		slices.Sort(ids)
-		return ids
-	}
+// rendezvous orders node ids by their rendezvous weight for key, highest
+// first (ties by id): every node orders alike.
+func rendezvous(ids []string, key string) {
 	w := func(id string) uint64 {
 		h := fnv.New64a()
-		h.Write([]byte(shard))
+		h.Write([]byte(key))
 		h.Write([]byte{0})
 		h.Write([]byte(id))
 		return mix(h.Sum64())
@@ -621,6 +613,20 @@ func holders(shard string, members map[string]member, replicas int) []string {
 		}
 		return strings.Compare(a, b)
 	})
+}
+
+// holders are the nodes that hold shard: the Replicas live members of
+// highest rendezvous weight (every member, for the global log).
+func holders(shard string, members map[string]member, replicas int) []string {
+	ids := make([]string, 0, len(members))
+	for id := range members {
+		ids = append(ids, id)
+	}
+	if shard == GlobalShard {
+		slices.Sort(ids)
+		return ids
+	}
+	rendezvous(ids, shard)
 	if len(ids) > replicas {
 		ids = ids[:replicas]
 	}
@@ -961,6 +967,51 @@ func (n *Node) Route(ctx context.Context, org string) ([]string, error) {
 		return nil, fmt.Errorf("%w: no live node serves shard %s (org %s) yet", ErrUnavailable, shard, org)
 	}
 	return urls, nil
+}
+
+// RouteSession says where org's session's in-session requests (tool
+// calls, drains, forgetting) are served. The injector's memory of a
+// session (the blocks pending its next turn, what it was shown) lives in
+// one node's memory, so every node sends a session to the same node: the
+// live node serving org's shard of highest rendezvous weight for the
+// session. None: this node; else the base URLs of the nodes serving the
+// shard, that node first, where "" stands for this node. With no live
+// node serving the shard it answers as Route does.
+//
+// Nodes agree while their views of the members agree; a node that dies
+// takes its sessions' in-session memory with it, as a restart of a
+// single server does (compose.Injector), and its sessions move to the
+// next node once the members bucket forgets it.
+func (n *Node) RouteSession(ctx context.Context, org, session string) ([]string, error) {
+	shard, err := n.shardOf(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	n.mu.Lock()
+	var ids []string
+	if f := n.running[shard]; f != nil && f.serving && f.ap.Stalled() == nil {
+		ids = append(ids, n.cfg.NodeID)
+	}
+	urls := map[string]string{n.cfg.NodeID: ""}
+	for id, m := range n.members {
+		if id != n.cfg.NodeID && slices.Contains(m.Serving, shard) {
+			ids = append(ids, id)
+			urls[id] = m.URL
+		}
+	}
+	n.mu.Unlock()
+	if len(ids) == 0 {
+		return n.Route(ctx, org)
+	}
+	rendezvous(ids, org+"\x00"+session)
+	if ids[0] == n.cfg.NodeID {
+		return nil, nil
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = urls[id]
+	}
+	return out, nil
 }
 
 // Status is what a node reports of itself.
