@@ -92,6 +92,10 @@
 // (Stall): it records nothing past it and never skips it, the node stops
 // offering the shard, refuses writes to it and answers a wait past it
 // with ErrStalled (503); a binary that knows the write resumes from it.
+// A node publishes in the version of the oldest live node (member records
+// carry the version a node applies; none: version 1), so that in a
+// rolling upgrade the nodes not yet upgraded apply every write; a write
+// of a kind an older node does not know still stalls it, never skips.
 //
 // Failures. With NATS out of reach or without a quorum, a write JetStream
 // certainly did not store (no stream answered, an error answer, nothing

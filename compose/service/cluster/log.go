@@ -192,6 +192,12 @@ type PublishOptions struct {
 	// ID is the write's id (Keys.keyedID for a write with an idempotency
 	// key); "" draws a random one.
 	ID string
+	// Version is the format the write is published in (0: LogVersion):
+	// the oldest live node's (Node.writeVersion), so that a node of a
+	// release before this one applies it during a rolling upgrade.
+	// Version 1 is published without versionHeader, as such releases
+	// did.
+	Version int
 }
 
 // Publish appends w, signed, to the shard's stream and returns its
@@ -221,6 +227,12 @@ func Publish(ctx context.Context, js jetstream.JetStream, keys *Keys, shard stri
 		return 0, false, fmt.Errorf("%w: the write is %d bytes, over the cluster's limit of %d bytes a write; send it in smaller requests",
 			engine.ErrTooLarge, len(b), o.MaxWriteBytes)
 	}
+	if o.Version == 0 {
+		o.Version = LogVersion
+	}
+	if o.Version < unversioned || o.Version > LogVersion {
+		return 0, false, fmt.Errorf("cluster: cannot publish in log version %d: this binary writes versions %d to %d", o.Version, unversioned, LogVersion)
+	}
 	stream := StreamName(keys.cluster, shard)
 	id := o.ID
 	if id == "" {
@@ -233,7 +245,9 @@ func Publish(ctx context.Context, js jetstream.JetStream, keys *Keys, shard stri
 		h := nats.Header{}
 		h.Set(idHeader, id)
 		h.Set(atHeader, at)
-		h.Set(versionHeader, strconv.Itoa(LogVersion))
+		if o.Version > unversioned {
+			h.Set(versionHeader, strconv.Itoa(o.Version))
+		}
 		if o.Origin != "" {
 			h.Set(originHeader, o.Origin)
 		}

@@ -94,6 +94,21 @@ type member struct {
 	Serving []string `json:"serving"`        // shards applied up to date and served
 	At      int64    `json:"at"`             // unix milliseconds of the heartbeat
 	Left    bool     `json:"left,omitempty"` // the node left (Close)
+	// LogVersion is the newest log version the node applies; none: a
+	// release before versions (version 1).
+	LogVersion int `json:"logVersion,omitempty"`
+}
+
+// writeVersion is the log version this node publishes in: the oldest
+// live member's (this node's LogVersion when every member applies it), so
+// that in a rolling upgrade the nodes not yet upgraded apply every write.
+// n.mu is held.
+func (n *Node) writeVersion() int {
+	v := LogVersion
+	for _, m := range n.members {
+		v = min(v, max(m.LogVersion, unversioned))
+	}
+	return v
 }
 
 const (
@@ -499,7 +514,7 @@ func (n *Node) loop() {
 // beat publishes this node's record and reads the others'.
 func (n *Node) beat(ctx context.Context) error {
 	n.mu.Lock()
-	me := member{ID: n.cfg.NodeID, URL: n.cfg.Advertise, At: time.Now().UnixMilli()}
+	me := member{ID: n.cfg.NodeID, URL: n.cfg.Advertise, At: time.Now().UnixMilli(), LogVersion: LogVersion}
 	for s, f := range n.running {
 		// A stalled shard is not offered: the other nodes send its
 		// requests to one that applies it in full.
@@ -830,6 +845,7 @@ func (n *Node) Write(ctx context.Context, w service.Write) (service.WriteResult,
 	}
 	n.mu.Lock()
 	f := n.running[shard]
+	version := n.writeVersion()
 	n.mu.Unlock()
 	if f == nil {
 		return service.WriteResult{}, fmt.Errorf("%w: this node does not apply shard %s", ErrUnavailable, shard)
@@ -839,7 +855,7 @@ func (n *Node) Write(ctx context.Context, w service.Write) (service.WriteResult,
 		// here: refused before anything is written.
 		return service.WriteResult{}, fmt.Errorf("%w; nothing was written", st.err())
 	}
-	o := PublishOptions{Origin: n.origin, MaxWriteBytes: n.cfg.MaxWriteBytes}
+	o := PublishOptions{Origin: n.origin, MaxWriteBytes: n.cfg.MaxWriteBytes, Version: version}
 	if scope, key, index, ok := service.NextIdempotencyKey(ctx); ok {
 		o.ID = n.keys.keyedID(scope, key, index)
 	}

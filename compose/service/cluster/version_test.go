@@ -282,3 +282,85 @@ func TestNodeReportsStall(t *testing.T) {
 		t.Fatalf("route of a stalled shard no other node serves: %v %v, want served here (stale)", urls, err)
 	}
 }
+
+// TestWritesInTheOldestMembersVersion: during a rolling upgrade a node
+// publishes in the log version of the oldest live node, so that the nodes
+// not yet upgraded apply every write: with a member of a release before
+// versions alive (its record has no logVersion), writes go out without
+// versionHeader, with the MAC such a release checks; once it has left,
+// in LogVersion.
+func TestWritesInTheOldestMembersVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster node")
+	}
+	open, err := StartNATS(EmbedOptions{Name: "open", StoreDir: t.TempDir(), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(open.Shutdown)
+	n, _ := startNode(t, Config{Cluster: "c1", NodeID: "n1", Replicas: 1, Shards: []string{"s0"}, NATSURL: open.ClientURL()})
+	js := jsOf(t, open)
+	ctx := context.Background()
+	keys := testKeys(t, "c1")
+	bucket, err := js.KeyValue(ctx, MembersBucket("c1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The old release's record: the fields it knew, signed as it signs.
+	putOld := func(left bool) {
+		t.Helper()
+		old := struct {
+			ID      string   `json:"id"`
+			URL     string   `json:"url"`
+			Serving []string `json:"serving"`
+			At      int64    `json:"at"`
+			Left    bool     `json:"left,omitempty"`
+		}{ID: "old1", URL: "http://127.0.0.1:1", At: time.Now().UnixMilli(), Left: left}
+		b, err := keys.sealRecord(MembersBucket("c1"), "old1", old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bucket.Put(ctx, "old1", b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	versionOf := func(seq uint64) string {
+		t.Helper()
+		st, err := js.Stream(ctx, StreamName("c1", "s0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw.Header.Get(versionHeader)
+	}
+	members := func(want int) {
+		t.Helper()
+		for end := time.Now().Add(10 * time.Second); len(n.Status().Members) != want; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatalf("members %+v, want %d", n.Status().Members, want)
+			}
+		}
+	}
+	res, err := n.Write(ctx, importOf("a", "b"))
+	if err != nil || versionOf(res.Seq) != strconv.Itoa(LogVersion) {
+		t.Fatalf("alone: %v, version %q, want %d", err, versionOf(res.Seq), LogVersion)
+	}
+	putOld(false)
+	members(2)
+	res, err = n.Write(ctx, importOf("c", "d"))
+	if err != nil || versionOf(res.Seq) != "" {
+		t.Fatalf("beside a node of a release before versions: %v, version %q, want none", err, versionOf(res.Seq))
+	}
+	putOld(true)
+	members(1)
+	res, err = n.Write(ctx, importOf("e", "f"))
+	if err != nil || versionOf(res.Seq) != strconv.Itoa(LogVersion) {
+		t.Fatalf("once it left: %v, version %q, want %d", err, versionOf(res.Seq), LogVersion)
+	}
+	if _, _, err := Publish(ctx, js, keys, "s0", importOf("g", "h"), PublishOptions{Version: LogVersion + 1}); err == nil {
+		t.Fatal("Publish in a version this binary does not know: no error")
+	}
+}
