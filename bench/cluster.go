@@ -43,6 +43,9 @@ type ClusterConfig struct {
 	Queries  int
 	Seed     uint64
 	Progress io.Writer
+	// UpgradeFrom, when set, is an older kgctx binary: the run ends with
+	// a rolling upgrade from it to Executable (RunUpgrade).
+	UpgradeFrom string
 }
 
 // ClusterReport is what `kgctx bench cluster` measured.
@@ -50,6 +53,8 @@ type ClusterReport struct {
 	Machine Machine      `json:"machine"`
 	Graph   string       `json:"graph"`
 	Runs    []ClusterRun `json:"runs"`
+	// Upgrade: the rolling upgrade, with UpgradeFrom.
+	Upgrade *UpgradeReport `json:"upgrade,omitempty"`
 }
 
 // ClusterRun is one deployment's figures.
@@ -138,6 +143,16 @@ func RunCluster(ctx context.Context, cfg ClusterConfig) (*ClusterReport, error) 
 		cfg.say("%s: %.0f triplets/s, blocks p50 %.2f ms", d.name, run.TripletsPerS, run.Blocks.P50)
 		rep.Runs = append(rep.Runs, run)
 	}
+	if cfg.UpgradeFrom != "" {
+		up, err := RunUpgrade(ctx, UpgradeConfig{From: cfg.UpgradeFrom, To: cfg.Executable, Progress: cfg.Progress})
+		if err != nil {
+			return nil, fmt.Errorf("rolling upgrade: %w", err)
+		}
+		rep.Upgrade = up
+		if !up.Identical() {
+			return rep, fmt.Errorf("rolling upgrade: %d acknowledged triplets missing, nodes whose store differs: %v", up.Missing, up.Differ)
+		}
+	}
 	return rep, nil
 }
 
@@ -145,10 +160,75 @@ var errStop = errors.New("enough")
 
 // benchNode is one `kgctx serve` process.
 type benchNode struct {
-	cmd *exec.Cmd
-	url string
-	out *bytes.Buffer
-	mu  sync.Mutex
+	cmd    *exec.Cmd
+	url    string
+	out    *bytes.Buffer
+	mu     sync.Mutex
+	listen chan string // the address it listens on, once; closed at exit
+	exited chan struct{}
+}
+
+// launchNode starts `exe args...` (a `kgctx serve`).
+func launchNode(ctx context.Context, exe string, args []string) (*benchNode, error) {
+	cmd := exec.CommandContext(ctx, exe, args...)
+	n := &benchNode{cmd: cmd, out: &bytes.Buffer{}, listen: make(chan string, 1), exited: make(chan struct{})}
+	cmd.Stderr = lockedBuffer{n}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		found := false
+		for sc.Scan() {
+			if m := listenLine.FindStringSubmatch(sc.Text()); m != nil && !found {
+				n.listen <- m[1]
+				found = true
+			}
+		}
+		close(n.listen)
+		cmd.Wait()
+		close(n.exited)
+	}()
+	return n, nil
+}
+
+// waitListening waits for the node's address (n.url).
+func (n *benchNode) waitListening(d time.Duration) error {
+	select {
+	case u, ok := <-n.listen:
+		if !ok {
+			return fmt.Errorf("exited before listening: %s", n.stderr())
+		}
+		n.mu.Lock()
+		n.url = u
+		n.mu.Unlock()
+		return nil
+	case <-time.After(d):
+		return fmt.Errorf("did not listen within %s: %s", d, n.stderr())
+	}
+}
+
+// base is the node's base URL.
+func (n *benchNode) base() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.url
+}
+
+// stop ends the node with SIGTERM (a clean shutdown), killing it after
+// 20 s.
+func (n *benchNode) stop() {
+	n.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-n.exited:
+	case <-time.After(20 * time.Second):
+		n.cmd.Process.Kill()
+		<-n.exited
+	}
 }
 
 func (n *benchNode) stderr() string {
@@ -216,19 +296,10 @@ func runDeployment(ctx context.Context, cfg ClusterConfig, nodes int, alone bool
 	var ns []*benchNode
 	defer func() {
 		for _, n := range ns {
-			n.cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { n.cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				n.cmd.Process.Kill()
-				<-done
-			}
+			n.stop()
 		}
 	}()
 	start := time.Now()
-	lines := make([]chan string, nodes)
 	for i := range nodes {
 		args := []string{"serve", "--data", fmt.Sprintf("%s/n%d", root, i+1), "--addr", "127.0.0.1:0", "--admin-token", admin}
 		if !alone {
@@ -238,40 +309,15 @@ func runDeployment(ctx context.Context, cfg ClusterConfig, nodes int, alone bool
 				args = append(args, "--nats-cluster-port", strconv.Itoa(ports[nodes+i]), "--nats-routes", strings.Join(routes, ","))
 			}
 		}
-		cmd := exec.CommandContext(ctx, cfg.Executable, args...)
-		n := &benchNode{cmd: cmd, out: &bytes.Buffer{}}
-		cmd.Stderr = lockedBuffer{n}
-		stdout, err := cmd.StdoutPipe()
+		n, err := launchNode(ctx, cfg.Executable, args)
 		if err != nil {
 			return run, err
 		}
-		if err := cmd.Start(); err != nil {
-			return run, err
-		}
 		ns = append(ns, n)
-		ch := make(chan string, 1)
-		lines[i] = ch
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			found := false
-			for sc.Scan() {
-				if m := listenLine.FindStringSubmatch(sc.Text()); m != nil && !found {
-					ch <- m[1]
-					found = true
-				}
-			}
-			close(ch)
-		}()
 	}
 	for i, n := range ns {
-		select {
-		case u, ok := <-lines[i]:
-			if !ok {
-				return run, fmt.Errorf("node %d exited before listening: %s", i+1, n.stderr())
-			}
-			n.url = u
-		case <-time.After(3 * time.Minute):
-			return run, fmt.Errorf("node %d did not listen within 3 minutes: %s", i+1, n.stderr())
+		if err := n.waitListening(3 * time.Minute); err != nil {
+			return run, fmt.Errorf("node %d: %w", i+1, err)
 		}
 	}
 	run.StartMs = float64(time.Since(start).Microseconds()) / 1000
@@ -385,6 +431,14 @@ func (r *ClusterReport) WriteText(w io.Writer) error {
 	for _, run := range r.Runs {
 		fmt.Fprintf(w, "%-30s %6d %14.0f %10.0fms %26s %9.1fs\n", run.Deployment, run.Nodes, run.TripletsPerS, run.CaughtUpMs,
 			fmt.Sprintf("%.2f / %.2f / %.2f", run.Blocks.P50, run.Blocks.P95, run.Blocks.P99), run.StartMs/1000)
+	}
+	if u := r.Upgrade; u != nil {
+		fmt.Fprintf(w, "\nrolling upgrade of 3 nodes (R3) under writes, from %s to %s: %.1f s\n", u.From, u.To, u.TotalMs/1000)
+		for _, st := range u.Steps {
+			fmt.Fprintf(w, "  %s: stopped, restarted and serving every shard in %.1f s; %d batches acknowledged meanwhile\n", st.Node, st.Ms/1000, st.Acked)
+		}
+		fmt.Fprintf(w, "  %d batches acknowledged (%d triplets), %d answers retried with their key, %d never acknowledged; "+
+			"%d acknowledged triplets missing; stores identical: %v\n", u.Acked, u.Triplets, u.Retried, u.GaveUp, u.Missing, u.Identical())
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"os"
@@ -27,7 +28,8 @@ func benchCmd() *command {
 			"codeindex: kgctx index of the codeloc repositories against an Aider-style\n" +
 			"repo map) against baselines; cluster\n" +
 			"measures write throughput and block latency of kgctx serve alone, a cluster of\n" +
-			"one node and a cluster of three (processes on loopback) on FB15k-237.",
+			"one node and a cluster of three (processes on loopback) on FB15k-237, and\n" +
+			"with --upgrade-from OLD a rolling upgrade from the binary OLD to this one.",
 		flags: benchFlags,
 	}
 }
@@ -52,6 +54,7 @@ func benchFlags(fs *flag.FlagSet) body {
 	seed := fs.Uint64("seed", 1, "relevance: seed of the samples and of the generated questions' wording")
 	markdown := fs.Bool("markdown", false, "relevance: print the results as markdown tables (bench/README.md)")
 	misses := fs.String("misses", "", "relevance: write every kgctx block that misses (question, gold, block) to this file")
+	upgradeFrom := fs.String("upgrade-from", "", "cluster: also a rolling upgrade under writes, from this older kgctx binary to this one (three nodes, one at a time)")
 	triplets := fs.Int("triplets", 50_000, "cluster: FB15k-237 triplets imported; fairwrites: the bulk import's triplets (default 200000)")
 	return func(ctx context.Context, c *call) error {
 		if len(c.args) == 1 && c.args[0] == "cluster" {
@@ -64,14 +67,15 @@ func benchFlags(fs *flag.FlagSet) body {
 				n = 500
 			}
 			rep, err := bench.RunCluster(ctx, bench.ClusterConfig{Executable: exe, Datasets: *datasets, Triplets: *triplets,
-				Workers: *workers, Queries: n, Seed: *seed, Progress: c.stderr})
-			if err != nil {
+				Workers: *workers, Queries: n, Seed: *seed, Progress: c.stderr, UpgradeFrom: *upgradeFrom})
+			if rep == nil {
 				return err
 			}
+			werr := rep.WriteText(c.stdout)
 			if *asJSON {
-				return rep.WriteJSON(c.stdout)
+				werr = rep.WriteJSON(c.stdout)
 			}
-			return rep.WriteText(c.stdout)
+			return cmp.Or(err, werr)
 		}
 		if len(c.args) > 0 && c.args[0] == "relevance" {
 			if len(c.args) > 1 {
