@@ -268,23 +268,32 @@ func freeLoopbackPorts(n int) ([]int, error) {
 	return ports, nil
 }
 
+// clusterDir makes a temporary folder for a cluster's nodes (pattern as
+// os.MkdirTemp's), with the cluster secret every node is given (a private
+// file) and an operator token.
+func clusterDir(pattern string) (root, admin, secret string, err error) {
+	if root, err = os.MkdirTemp("", pattern); err != nil {
+		return "", "", "", err
+	}
+	var tb [24]byte
+	crand.Read(tb[:])
+	var sb [32]byte
+	crand.Read(sb[:])
+	secret = filepath.Join(root, "cluster.secret")
+	if err := os.WriteFile(secret, []byte(hex.EncodeToString(sb[:])), 0o600); err != nil {
+		os.RemoveAll(root)
+		return "", "", "", err
+	}
+	return root, hex.EncodeToString(tb[:]), secret, nil
+}
+
 func runDeployment(ctx context.Context, cfg ClusterConfig, nodes int, alone bool, batches [][]byte, triplets int, bodies [][]byte) (ClusterRun, error) {
 	run := ClusterRun{Nodes: nodes, Triplets: triplets}
-	root, err := os.MkdirTemp("", "kgctx-bench-cluster-*")
+	root, admin, secret, err := clusterDir("kgctx-bench-cluster-*")
 	if err != nil {
 		return run, err
 	}
 	defer os.RemoveAll(root)
-	var tb [24]byte
-	crand.Read(tb[:])
-	admin := hex.EncodeToString(tb[:])
-	// The cluster secret every node is given (a private file).
-	var sb [32]byte
-	crand.Read(sb[:])
-	secret := filepath.Join(root, "cluster.secret")
-	if err := os.WriteFile(secret, []byte(hex.EncodeToString(sb[:])), 0o600); err != nil {
-		return run, err
-	}
 	ports, err := freeLoopbackPorts(2 * nodes)
 	if err != nil {
 		return run, err

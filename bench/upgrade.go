@@ -3,8 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	crand "crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,20 +97,11 @@ func RunUpgrade(ctx context.Context, cfg UpgradeConfig) (*UpgradeReport, error) 
 		cfg.Settle = 2 * time.Second
 	}
 	rep := &UpgradeReport{Machine: machine(), From: Version(cfg.From), To: Version(cfg.To), Differ: []string{}}
-	root, err := os.MkdirTemp("", "kgctx-bench-upgrade-*")
+	root, admin, secret, err := clusterDir("kgctx-bench-upgrade-*")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(root)
-	var tb [24]byte
-	crand.Read(tb[:])
-	admin := hex.EncodeToString(tb[:])
-	var sb [32]byte
-	crand.Read(sb[:])
-	secret := filepath.Join(root, "cluster.secret")
-	if err := os.WriteFile(secret, []byte(hex.EncodeToString(sb[:])), 0o600); err != nil {
-		return nil, err
-	}
 	const nodes = 3
 	ports, err := freeLoopbackPorts(nodes)
 	if err != nil {

@@ -246,13 +246,7 @@ func TestNodeReportsStall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster node")
 	}
-	open, err := StartNATS(EmbedOptions{Name: "open", StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(open.Shutdown)
-	n, _ := startNode(t, Config{Cluster: "c1", NodeID: "n1", Replicas: 1, Shards: []string{"s0"}, NATSURL: open.ClientURL()})
-	js := jsOf(t, open)
+	n, js := loneNode(t)
 	ctx := context.Background()
 	res, err := n.Write(ctx, importOf("a", "b"))
 	if err != nil {
@@ -293,13 +287,7 @@ func TestWritesInTheOldestMembersVersion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster node")
 	}
-	open, err := StartNATS(EmbedOptions{Name: "open", StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(open.Shutdown)
-	n, _ := startNode(t, Config{Cluster: "c1", NodeID: "n1", Replicas: 1, Shards: []string{"s0"}, NATSURL: open.ClientURL()})
-	js := jsOf(t, open)
+	n, js := loneNode(t)
 	ctx := context.Background()
 	keys := testKeys(t, "c1")
 	bucket, err := js.KeyValue(ctx, MembersBucket("c1"))
@@ -363,4 +351,17 @@ func TestWritesInTheOldestMembersVersion(t *testing.T) {
 	if _, _, err := Publish(ctx, js, keys, "s0", importOf("g", "h"), PublishOptions{Version: LogVersion + 1}); err == nil {
 		t.Fatal("Publish in a version this binary does not know: no error")
 	}
+}
+
+// loneNode starts node n1 of cluster c1 (one shard, s0, one replica) on
+// a NATS server of its own, and a JetStream client of that server.
+func loneNode(t *testing.T) (*Node, jetstream.JetStream) {
+	t.Helper()
+	open, err := StartNATS(EmbedOptions{Name: "open", StoreDir: t.TempDir(), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(open.Shutdown)
+	n, _ := startNode(t, Config{Cluster: "c1", NodeID: "n1", Replicas: 1, Shards: []string{"s0"}, NATSURL: open.ClientURL()})
+	return n, jsOf(t, open)
 }
