@@ -36,7 +36,13 @@ type UpgradeConfig struct {
 	Writers int
 	// Settle: writes before the first node is stopped and after the last
 	// serves again (default 2 s).
-	Settle   time.Duration
+	Settle time.Duration
+	// DownAcks: batches the other two nodes must acknowledge while a node
+	// is stopped, before it is started again as To (default 3), so that
+	// every step shows the cluster taking writes with a node down however
+	// fast the node restarts. Waited for at most DownWait (default 1 min).
+	DownAcks int
+	DownWait time.Duration
 	Progress io.Writer
 }
 
@@ -92,6 +98,12 @@ func RunUpgrade(ctx context.Context, cfg UpgradeConfig) (*UpgradeReport, error) 
 	}
 	if cfg.Writers <= 0 {
 		cfg.Writers = 3
+	}
+	if cfg.DownAcks <= 0 {
+		cfg.DownAcks = 3
+	}
+	if cfg.DownWait <= 0 {
+		cfg.DownWait = time.Minute
 	}
 	if cfg.Settle <= 0 {
 		cfg.Settle = 2 * time.Second
@@ -309,6 +321,9 @@ func RunUpgrade(ctx context.Context, cfg UpgradeConfig) (*UpgradeReport, error) 
 		before := ackedN.Load()
 		s0 := time.Now()
 		node(i).stop()
+		for wait := time.Now().Add(cfg.DownWait); ackedN.Load()-before < int64(cfg.DownAcks) && time.Now().Before(wait) && ctx.Err() == nil; {
+			time.Sleep(20 * time.Millisecond)
+		}
 		n, err := launchNode(ctx, cfg.To, args(i))
 		if err != nil {
 			stopWriters()

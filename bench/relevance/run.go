@@ -362,8 +362,8 @@ func evaluate(ctx context.Context, cfg *Config, s *set, systems []system) (SetRe
 			for j, b := range sys.budgets {
 				sc := s.score(q, &outs[j])
 				accs[i][j].add(sc, &outs[j], b, lats[j])
-				if cfg.Misses != nil && strings.HasPrefix(sys.name, "kgctx") && len(sc) > 0 && sc[0] < 1 {
-					writeMiss(cfg.Misses, s.name, sys.name, b, q, sc[0], &outs[j])
+				if cfg.Misses != nil && strings.HasPrefix(sys.name, "kgctx") && s.missed(sc) {
+					writeMiss(cfg.Misses, s.name, sys.name, b, q, s.metrics, sc, &outs[j])
 				}
 			}
 		}
@@ -712,9 +712,26 @@ func runLoCoMo(ctx context.Context, cfg *Config, dir string) ([]SetResult, error
 	return []SetResult{r}, nil
 }
 
+// missed reports whether a block's scores fall short of what its question
+// needed: a recall or hit metric (not precision) below 1.
+func (s *set) missed(sc []float64) bool {
+	for i, x := range sc {
+		if i < len(s.metrics) && s.metrics[i] != "precision" && x < 1 {
+			return true
+		}
+	}
+	return false
+}
+
 // writeMiss writes one block that missed what its question needed.
-func writeMiss(w io.Writer, set, system string, budget int, q *question, score float64, b *blockOut) {
-	fmt.Fprintf(w, "=== %s | %s | %d | %s | score %.3f\nQ: %s\n", set, system, budget, q.ID, score, q.Text)
+func writeMiss(w io.Writer, set, system string, budget int, q *question, metrics []string, sc []float64, b *blockOut) {
+	fmt.Fprintf(w, "=== %s | %s | %d | %s |", set, system, budget, q.ID)
+	for i, x := range sc {
+		if i < len(metrics) && metrics[i] != "precision" {
+			fmt.Fprintf(w, " %s %.3f", metrics[i], x)
+		}
+	}
+	fmt.Fprintf(w, "\nQ: %s\n", q.Text)
 	if len(q.Answers) > 0 {
 		fmt.Fprintf(w, "answers: %s\n", strings.Join(q.Answers[:min(len(q.Answers), 10)], " | "))
 	}
@@ -723,6 +740,13 @@ func writeMiss(w io.Writer, set, system string, budget int, q *question, score f
 	}
 	if len(q.Funcs) > 0 {
 		fmt.Fprintf(w, "functions: %s\n", strings.Join(q.Funcs, " | "))
+	}
+	if len(q.Files) > 0 {
+		files := make([]string, len(q.Files))
+		for i, f := range q.Files {
+			files[i] = f.Key
+		}
+		fmt.Fprintf(w, "files: %s\n", strings.Join(files, " | "))
 	}
 	if len(q.Evidence) > 0 {
 		fmt.Fprintf(w, "evidence: %s\n", strings.Join(q.Evidence, " | "))
