@@ -53,8 +53,9 @@ type Config struct {
 	// Progress, when set, receives a line per phase.
 	Progress io.Writer
 	// Misses, when set, receives every kgctx block that scores below 1 on
-	// its set's first metric: the question, what was expected and the
-	// block (what "the misses look like").
+	// a recall or hit metric of its set (not precision): the question,
+	// its figures, what was expected and the block (what "the misses look
+	// like").
 	Misses io.Writer
 	Logger *slog.Logger
 	// CodeSrc is the folder of the codeloc repositories' git repositories
