@@ -165,6 +165,26 @@ func codeSeeds(v *engine.View, seeds []traverse.Seed) bool {
 	return false
 }
 
+// codeGraph reports whether the seeds are a code graph's: one of the best
+// three carries a location or is of a code kind of the import contract
+// (README, "Indexers for other languages"), as curated code graphs without
+// locations are. The walk does not read enumerations there
+// (traverse.Query.Alike): a function's many calls are each a part of the
+// program a change may touch, and its one file or type is where it lives,
+// which the code map and the names already say.
+func codeGraph(v *engine.View, seeds []traverse.Seed) bool {
+	for _, s := range seeds[:min(len(seeds), 3)] {
+		if _, ok := v.NodeLocation(s.Node); ok {
+			return true
+		}
+		switch v.NodeType(s.Node) {
+		case "package", "file", "function", "method", "type", "interface":
+			return true
+		}
+	}
+	return false
+}
+
 // readCode fills cs for query words qw over scope: the scope's code
 // reading, and whether tests are set aside (the query holds no test word;
 // calibrate also lifts the aside when a seed spells out a test's name).

@@ -69,6 +69,9 @@ func (c *Composer) seeds(ctx context.Context, v *engine.View, text string, scope
 	sc.seeds = c.addNamed(v, text, scope, allow, &sc.qs, sc.seeds)
 	sc.tseeds = c.calibrate(v, sc.seeds, topK, &sc.qs, sc.tseeds)
 	sc.qs.code.seeds = codeSeeds(v, sc.tseeds)
+	if q != nil && !codeGraph(v, sc.tseeds) {
+		q.Alike = alikeRate
+	}
 	if q != nil && sc.qs.code.info != nil {
 		if sc.qs.code.seeds {
 			q.RelFactor = sc.qs.code.info.relFactor

@@ -177,6 +177,11 @@ type Incident struct {
 	other  uint32
 	Weight float64
 	Rel    uint32
+	// Alike is how many of the near endpoint's live edges share this
+	// edge's relationship and direction (itself included), as Ranked
+	// counts them; 0 when not counted (IncidentOf). A node's one
+	// birthplace says more of it than one of its twenty awards.
+	Alike uint32
 }
 
 const incomingBit = 1 << 31
@@ -246,6 +251,7 @@ func (v *View) Ranked(n uint32) []Incident {
 		}
 		list[i] = Incident{Edge: e, other: other, Weight: r.weight, Rel: r.rel}
 	}
+	countAlike(list)
 	slices.SortFunc(list, func(a, b Incident) int {
 		switch {
 		case a.Weight > b.Weight:
@@ -262,6 +268,19 @@ func (v *View) Ranked(n uint32) []Incident {
 	// Concurrent readers may both compute it; either result is the same.
 	g.ranked[n].Store(&list)
 	return list
+}
+
+// countAlike sets each incident's Alike: the incidents of list with its
+// relationship and direction.
+func countAlike(list []Incident) {
+	alike := make(map[uint64]uint32, 8)
+	key := func(in *Incident) uint64 { return uint64(in.Rel)<<1 | uint64(in.other>>31) }
+	for i := range list {
+		alike[key(&list[i])]++
+	}
+	for i := range list {
+		list[i].Alike = alike[key(&list[i])]
+	}
 }
 
 // TopEdges appends to dst[:0] the ids of the first limit edges of

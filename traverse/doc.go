@@ -29,7 +29,12 @@
 //	importance = σ(seed) × F(explained) × hopDecay^(hop-1) × hub × ef × wf / 1.44
 //	F(m)       = floor + (1-floor) × weight(m) / weight(query)          (floor 0.3)
 //	hub        = Π over the nodes passed through, for edges that explain no
-//	             new word, of min(1, sqrt(HubDegree / degree))          (HubDegree 32)
+//	             new word, of min(1, sqrt(HubDegree / degree))          (HubDegree 32),
+//	             and, with Query.Alike, Π over the path's edges, each one of n
+//	             edges of its relationship and direction at its node, of
+//	             1/(1 + Alike × ln n) if it matches no query word, or
+//	             min(1, sqrt(HubDegree / n)) past the seed if it explains a
+//	             new word through its relationship alone
 //	ef         = Π over the path's edges of Query.RelFactor (by relationship
 //	             and direction) × Query.AsideFactor (an edge to or from a
 //	             node of Query.Aside); 1 when the query sets neither

@@ -82,6 +82,16 @@ func oracle(v *engine.View, seeds []Seed, o Options, q *Query) map[uint32]float6
 		}
 		return f
 	}
+	// alikeOf counts n's edges of info's relationship and direction.
+	alikeOf := func(n uint32, info engine.EdgeInfo) int {
+		c := 0
+		for _, e := range incident[n] {
+			if x := v.Edge(e); x.Rel == info.Rel && (x.Src == n) == (info.Src == n) {
+				c++
+			}
+		}
+		return c
+	}
 	type opath struct {
 		node, prev, origin   uint32
 		mask                 uint64
@@ -141,6 +151,14 @@ func oracle(v *engine.View, seeds []Seed, o Options, q *Query) map[uint32]float6
 				hub := p.hub
 				if gain == 0 {
 					hub *= hubHere
+				}
+				if alike := alikeOf(p.node, info); q.Alike > 0 && alike > 1 {
+					switch {
+					case gain == 0 && q.Rel(info.Rel)|nodeMask[other] == 0:
+						hub /= 1 + q.Alike*math.Log(float64(alike))
+					case gain != 0 && len(p.edges) > 0 && alike > DefaultHubDegree && gain&^q.Rel(info.Rel) == 0:
+						hub *= math.Sqrt(float64(DefaultHubDegree) / float64(alike))
+					}
 				}
 				m := p.mask | gain
 				wf := (0.8 + 0.4*info.Weight) * (0.8 + 0.4*(v.NodeWeight(p.node)+v.NodeWeight(other))/2) / (1.2 * 1.2)
@@ -222,6 +240,9 @@ func TestExpandMatchesOracle(t *testing.T) {
 						}
 					}
 					q.AsideFactor = 0.1
+				}
+				if rng.IntN(2) == 0 {
+					q.Alike = 0.2
 				}
 			}
 			o.Query = q
@@ -428,6 +449,72 @@ func TestExpandRelationshipFilter(t *testing.T) {
 		slices.Sort(names)
 		if !slices.Equal(names, []string{"caused_by", "related_to", "resolved_by"}) {
 			t.Fatalf("filtered walk met %v", names)
+		}
+		return nil
+	})
+}
+
+// TestAlikeReadsEnumerations pins Query.Alike on a person with one
+// birthplace and twenty award nominations, and a country that contains
+// forty places: with no query word matching any of them, the birthplace
+// outranks every nomination (one of twenty: 1/(1 + 0.2 ln 20)); without
+// Alike they tie and the order is the edges'. And a path that reaches the
+// country and then explains a word through "contains" alone counts as
+// one of forty such edges (sqrt(32/40)), while one whose far end's name
+// explains the word is not weakened.
+func TestAlikeReadsEnumerations(t *testing.T) {
+	s := openStore(t)
+	var in []engine.TripletInput
+	for i := range 20 {
+		in = append(in, engine.TripletInput{Source: "Ann", Relationship: "nominated_for", Target: fmt.Sprintf("Award%02d", i)})
+	}
+	in = append(in, engine.TripletInput{Source: "Ann", Relationship: "nationality", Target: "Land"})
+	in = append(in, engine.TripletInput{Source: "Ann", Relationship: "place_of_birth", Target: "Town"})
+	for i := range 40 {
+		in = append(in, engine.TripletInput{Source: "Land", Relationship: "contains", Target: fmt.Sprintf("Place%02d", i)})
+	}
+	if _, err := s.Import(context.Background(), ten, in, engine.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.View(func(v *engine.View) error {
+		ann, _ := v.Lookup(ten, "Ann")
+		place7, _ := v.Lookup(ten, "Place07")
+		contains, _ := v.RelID("contains")
+		imp := func(q *Query, src, dst string) float64 {
+			for _, c := range Expand(v, []Seed{{ann, 1}}, Options{Query: q, Depth: 2}, nil) {
+				if v.NodeName(c.Src) == src && v.NodeName(c.Dst) == dst {
+					return c.Importance
+				}
+			}
+			t.Fatalf("no candidate %s → %s", src, dst)
+			return 0
+		}
+		// Word 0 is the seed's name; word 1 ("container") matches
+		// "contains"; word 2 matches Place07's name.
+		q := func(alike float64) *Query {
+			return &Query{Weights: []float64{1, 1, 1}, Alike: alike, Nodes: []NodeMask{{Node: ann, Mask: 1}, {Node: place7, Mask: 4}},
+				Rel: func(r uint32) uint64 {
+					if r == contains {
+						return 2
+					}
+					return 0
+				}}
+		}
+		birth, award := imp(q(0), "Ann", "Town"), imp(q(0), "Ann", "Award03")
+		if birth != award {
+			t.Fatalf("without Alike: birthplace %v, nomination %v, want equal", birth, award)
+		}
+		birthA, awardA := imp(q(0.2), "Ann", "Town"), imp(q(0.2), "Ann", "Award03")
+		if birthA != birth || math.Abs(awardA-award/(1+0.2*math.Log(20))) > 1e-12 {
+			t.Fatalf("with Alike: birthplace %v (want %v), nomination %v (want %v)", birthA, birth, awardA, award/(1+0.2*math.Log(20)))
+		}
+		plain, plainA := imp(q(0), "Land", "Place03"), imp(q(0.2), "Land", "Place03")
+		if math.Abs(plainA-plain*math.Sqrt(32.0/40)) > 1e-12 {
+			t.Fatalf("a place explained by \"contains\" alone: %v with Alike, %v without; want ×sqrt(32/40)", plainA, plain)
+		}
+		named, namedA := imp(q(0), "Land", "Place07"), imp(q(0.2), "Land", "Place07")
+		if namedA != named || namedA <= plainA {
+			t.Fatalf("the place the query names: %v with Alike, %v without, %v for another place", namedA, named, plainA)
 		}
 		return nil
 	})

@@ -57,6 +57,17 @@ type Query struct {
 	// not about tests.
 	Aside       []uint32
 	AsideFactor float64
+	// Alike, when above 0, reads a node's edges of one relationship and
+	// direction as one enumeration (engine.Incident.Alike counts them, n):
+	// an edge that matches no query word (neither its relationship nor
+	// its far end) is weakened by 1/(1 + Alike × ln n), so a node's one
+	// birthplace outranks one of its twenty award nominations when the
+	// query picks neither; and past the seed, an edge that explains a
+	// new word through its relationship alone counts as a hub's edge with
+	// n for the node's degree (min(1, sqrt(HubDegree/n))): the query
+	// chose the relationship, not one of a country's thousands of
+	// contained places. 0: off (compose sets it off for code graphs).
+	Alike float64
 }
 
 // NodeMask is a node and the mask of the query words its name matches.
@@ -229,6 +240,25 @@ func (sc *scratch) expandQuery(v *engine.View, seeds []Seed, o Options, q *Query
 		}
 		return sc.relMasks[r]
 	}
+	// alikeF is the factor of an edge that is one of in.Alike (> 1)
+	// edges of its relationship and direction at its node (see
+	// Query.Alike), taken with gain after hops edges.
+	alike := q.Alike
+	if !(alike > 0) {
+		alike = 0
+	}
+	alikeF := func(in engine.Incident, gain uint64, hops uint8) float64 {
+		if gain == 0 {
+			if relMask(in.Rel)&all != 0 || nodeMask(in.Other())&all != 0 {
+				return 1 // it matches the query, as its path did before
+			}
+			return 1 / (1 + alike*math.Log(float64(in.Alike)))
+		}
+		if hops > 0 && int(in.Alike) > hubDeg && gain&^relMask(in.Rel) == 0 {
+			return math.Sqrt(float64(hubDeg) / float64(in.Alike))
+		}
+		return 1
+	}
 	sc.table.reset(len(seeds) * o.MaxFanout * 2)
 	visit := func(n uint32) bool {
 		sl := &sc.slots[n]
@@ -315,6 +345,9 @@ seeds:
 				hub := p.hub
 				if gain == 0 {
 					hub *= hubHere
+				}
+				if alike > 0 && in.Alike > 1 {
+					hub *= alikeF(in, gain, p.hops)
 				}
 				other := in.Other()
 				wf := (0.8 + 0.4*in.Weight) * (0.8 + 0.4*(wn+wo)/2)
