@@ -273,8 +273,47 @@ func (v *View) Ranked(n uint32) []Incident {
 // countAlike sets each incident's Alike: the incidents of list with its
 // relationship and direction.
 func countAlike(list []Incident) {
-	alike := make(map[uint64]uint32, 8)
 	key := func(in *Incident) uint64 { return uint64(in.Rel)<<1 | uint64(in.other>>31) }
+	// Most nodes have a few relationships: a short list, searched from
+	// the last key found (runs of one relationship are common), costs
+	// less than a map; a node with many falls back to one.
+	type kc struct {
+		key uint64
+		n   uint32
+	}
+	var small [16]kc
+	kinds := small[:0]
+	last := 0
+	for i := range list {
+		k := key(&list[i])
+		if last < len(kinds) && kinds[last].key == k {
+			kinds[last].n++
+			continue
+		}
+		last = slices.IndexFunc(kinds, func(x kc) bool { return x.key == k })
+		if last < 0 {
+			if len(kinds) == cap(small) {
+				countAlikeMap(list)
+				return
+			}
+			last = len(kinds)
+			kinds = append(kinds, kc{key: k})
+		}
+		kinds[last].n++
+	}
+	for i := range list {
+		k := key(&list[i])
+		if kinds[last].key != k {
+			last = slices.IndexFunc(kinds, func(x kc) bool { return x.key == k })
+		}
+		list[i].Alike = kinds[last].n
+	}
+}
+
+// countAlikeMap is countAlike for a node of many relationships.
+func countAlikeMap(list []Incident) {
+	key := func(in *Incident) uint64 { return uint64(in.Rel)<<1 | uint64(in.other>>31) }
+	alike := make(map[uint64]uint32, 64)
 	for i := range list {
 		alike[key(&list[i])]++
 	}

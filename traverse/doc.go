@@ -9,7 +9,10 @@
 // end node), never stepping straight back to the node a path came from.
 // Each node offers its MaxFanout strongest edges and, beyond them, up to
 // 4 × MaxFanout more that explain a query word the path has not (so a hub's
-// few relevant edges are not cut off by its first 64). To bound a hub's
+// few relevant edges are not cut off by its first 64), or, reading
+// enumerations (Query.Alike), that are the node's only edge of their
+// relationship and direction (a person's one nationality past sixty-four
+// award nominations). To bound a hub's
 // cost, a node's edges are scanned for such matches only so far (8 ×
 // MaxFanout by relationship and far name, 128 × MaxFanout by relationship
 // alone); past that, a hub offers the edges of Query.MatchedRels through

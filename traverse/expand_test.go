@@ -519,3 +519,35 @@ func TestAlikeReadsEnumerations(t *testing.T) {
 		return nil
 	})
 }
+
+// TestAlikeOffersAHubsOnlyEdges: past its MaxFanout strongest edges, a
+// node offers (reading enumerations) its only edge of a relationship
+// and direction, though it matches no query word: an actor's one
+// nationality imported after seventy nominations.
+func TestAlikeOffersAHubsOnlyEdges(t *testing.T) {
+	s := openStore(t)
+	var in []engine.TripletInput
+	for i := range 70 {
+		in = append(in, engine.TripletInput{Source: "Ann", Relationship: "nominated_for", Target: fmt.Sprintf("Award%02d", i)})
+	}
+	in = append(in, engine.TripletInput{Source: "Ann", Relationship: "nationality", Target: "Land"})
+	if _, err := s.Import(context.Background(), ten, in, engine.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.View(func(v *engine.View) error {
+		ann, _ := v.Lookup(ten, "Ann")
+		offered := func(alike float64) bool {
+			q := &Query{Weights: []float64{1, 1}, Alike: alike, Nodes: []NodeMask{{Node: ann, Mask: 1}}, Rel: func(uint32) uint64 { return 0 }}
+			for _, c := range Expand(v, []Seed{{ann, 1}}, Options{Query: q, Depth: 1, MaxFanout: 64}, nil) {
+				if v.NodeName(c.Dst) == "Land" {
+					return true
+				}
+			}
+			return false
+		}
+		if offered(0) || !offered(0.2) {
+			t.Fatalf("the hub's one nationality offered: %v without Alike, %v with (want false, true)", offered(0), offered(0.2))
+		}
+		return nil
+	})
+}

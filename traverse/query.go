@@ -402,7 +402,9 @@ seeds:
 				gain &^= p.mask
 				gain &= all
 				if i >= o.MaxFanout {
-					if gain == 0 || matched >= matchCap {
+					// Beyond the strongest, an edge that explains a word, or
+					// (reading enumerations) a node's one edge of its kind.
+					if (gain == 0 && (alike == 0 || in.Alike != 1)) || matched >= matchCap {
 						continue
 					}
 					matched++
