@@ -119,3 +119,30 @@ func TestSampleCapsGroups(t *testing.T) {
 		t.Fatalf("n 0 took %d of 5, want all", all)
 	}
 }
+
+// TestFreshWordings: the fresh generator's wordings and its synonym
+// table, which shares no pair with the dev one.
+func TestFreshWordings(t *testing.T) {
+	for k, v := range freshSynonyms {
+		if synonyms[k] == v {
+			t.Errorf("freshSynonyms repeats the dev pair %s -> %s", k, v)
+		}
+	}
+	path := "/people/person/place_of_birth"
+	for style, want := range []string{"place of birth", "person place of birth", "birth place"} {
+		if got := strings.Join(freshRelationWords(path, style), " "); got != want {
+			t.Errorf("style %d: %q, want %q", style, got, want)
+		}
+	}
+	if got := strings.Join(freshParaphrase([]string{"place", "of", "birth"}), " "); got != "spot native" {
+		t.Errorf("paraphrase %q", got)
+	}
+	if got := strings.Join(freshParaphrase([]string{"headquarters", "citytown", "zone"}), " "); got != "citytown zone" {
+		t.Errorf("paraphrase without synonyms %q, want the last two words", got)
+	}
+	f := tinyFacts()
+	a, b := f.freshOneHop(0, 1), f.freshOneHop(0, 1)
+	if len(a) == 0 || !slices.EqualFunc(a, b, func(x, y fbQuestion) bool { return x.Text == y.Text && x.Para == y.Para }) {
+		t.Fatalf("fresh questions not deterministic or empty: %d", len(a))
+	}
+}

@@ -509,9 +509,11 @@ func runFB15k(ctx context.Context, cfg *Config, dir string) ([]SetResult, error)
 	}
 	cfg.say("fb15k: %d triplets imported and copied in %.1f s", len(f.Triplets), time.Since(t0).Seconds())
 	gens := []struct {
-		hop int
-		qs  []fbQuestion
-	}{{1, f.oneHop(cfg.Questions, cfg.Seed)}, {2, f.twoHop(cfg.Questions, cfg.Seed)}}
+		name string
+		hop  int
+		qs   []fbQuestion
+	}{{"fb15k-1hop", 1, f.oneHop(cfg.Questions, cfg.Seed)}, {"fb15k-2hop", 2, f.twoHop(cfg.Questions, cfg.Seed)},
+		{"fb15k-fresh-1hop", 1, f.freshOneHop(cfg.Questions, cfg.Seed+1)}}
 	var out []SetResult
 	for _, g := range gens {
 		gold := "triplet hit"
@@ -519,7 +521,7 @@ func runFB15k(ctx context.Context, cfg *Config, dir string) ([]SetResult, error)
 			gold = "path hit"
 		}
 		for _, para := range []bool{false, true} {
-			s := &set{name: fmt.Sprintf("fb15k-%dhop", g.hop), family: "fb15k", metrics: []string{gold, "answer hit", "precision"},
+			s := &set{name: g.name, family: "fb15k", metrics: []string{gold, "answer hit", "precision"},
 				data: fmt.Sprintf("FB15k-237 train (%d triplets), %d generated %d-hop questions", len(f.Triplets), len(g.qs), g.hop),
 				score: func(q *question, b *blockOut) []float64 {
 					h, _ := answerScores(q, b)
@@ -539,7 +541,13 @@ func runFB15k(ctx context.Context, cfg *Config, dir string) ([]SetResult, error)
 			if len(g.qs) > 0 {
 				s.notes = append(s.notes, fmt.Sprintf("e.g. %q", s.qs[0].Text))
 			}
-			r, err := evaluate(ctx, cfg, s, graphSystems(e, GraphBudgets, compose.DefaultDepth))
+			// One-hop questions are asked at depth 1 too: a second hop
+			// must not cost them their answer.
+			depths := []int{compose.DefaultDepth}
+			if g.hop == 1 {
+				depths = append(depths, 1)
+			}
+			r, err := evaluate(ctx, cfg, s, graphSystems(e, GraphBudgets, depths...))
 			if err != nil {
 				return nil, err
 			}

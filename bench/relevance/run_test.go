@@ -132,8 +132,10 @@ func TestRunFB15k(t *testing.T) {
 	}
 	t.Parallel()
 	rep := runFamily(t, "fb15k")
-	rows := graphRows("kgctx graph")
-	checkReport(t, rep, map[string][]string{"fb15k-1hop": rows, "fb15k-1hop-para": rows, "fb15k-2hop": rows, "fb15k-2hop-para": rows})
+	// One-hop sets are asked at depth 1 too.
+	one, two := graphRows("kgctx graph", "kgctx graph depth 1"), graphRows("kgctx graph")
+	checkReport(t, rep, map[string][]string{"fb15k-1hop": one, "fb15k-1hop-para": one, "fb15k-2hop": two, "fb15k-2hop-para": two,
+		"fb15k-fresh-1hop": one, "fb15k-fresh-1hop-para": one})
 }
 
 func TestRunCodeloc(t *testing.T) {
