@@ -317,6 +317,21 @@ func (s *Settings) Predicates(t engine.Tenant) (PredicateConfig, error) { return
 // SetPredicates stores project t's vocabulary.
 func (s *Settings) SetPredicates(t engine.Tenant, c PredicateConfig) error { return s.preds.Set(t, c) }
 
+// DropOrg deletes org's documents: its plan and its projects' memory
+// configurations and vocabularies (the org's data moved to another shard
+// of a cluster). The operator's documents stay.
+func (s *Settings) DropOrg(org string) error {
+	ofOrg := func(t engine.Tenant) bool { return t.Org == org }
+	inOrg := func(key string) bool { return strings.HasPrefix(key, org+"/") }
+	if err := s.memory.drop(inOrg, ofOrg); err != nil {
+		return err
+	}
+	if err := s.preds.drop(inOrg, ofOrg); err != nil {
+		return err
+	}
+	return s.plans.drop(func(key string) bool { return key == org }, func(k string) bool { return k == org })
+}
+
 // The documents' normalisers (validate, then fill the empty parts) and
 // deep copies.
 
