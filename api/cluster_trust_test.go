@@ -91,10 +91,10 @@ func (f *fakeCluster) RouteSession(ctx context.Context, org, session string) ([]
 
 func (f *fakeCluster) Status() ClusterStatus                    { return ClusterStatus{} }
 func (f *fakeCluster) Stale(_ context.Context, org string) bool { return f.stale[org] }
-func (f *fakeCluster) Placement(context.Context, string) (string, bool, error) {
-	return "s0", false, nil
+func (f *fakeCluster) Placement(context.Context, string) (string, bool, *OrgMove, error) {
+	return "s0", false, nil, nil
 }
-func (f *fakeCluster) Place(context.Context, string, string) error { return nil }
+func (f *fakeCluster) Place(context.Context, string, string) (*OrgMove, error) { return nil, nil }
 func (f *fakeCluster) PrincipalMAC(data []byte) []byte {
 	m := hmac.New(sha256.New, f.key)
 	m.Write(data)

@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -330,6 +331,35 @@ func (s *Settings) DropOrg(org string) error {
 		return err
 	}
 	return s.plans.drop(func(key string) bool { return key == org }, func(k string) bool { return k == org })
+}
+
+// HasOrg reports whether org has a stored document (a plan, a project's
+// memory configuration or vocabulary).
+func (s *Settings) HasOrg(org string) (bool, error) {
+	if _, err := s.cs.Get(cfgPlan, org); err == nil {
+		return true, nil
+	} else if !errors.Is(err, engine.ErrNotFound) {
+		return false, err
+	}
+	ps, err := s.ConfiguredProjects(org)
+	return len(ps) > 0, err
+}
+
+// ConfiguredOrgs lists the orgs with a stored document (a plan, a
+// project's memory configuration or vocabulary), sorted, each once.
+func (s *Settings) ConfiguredOrgs() ([]string, error) {
+	seen := map[string]bool{}
+	for _, kind := range []string{cfgMemory, cfgPreds, cfgPlan} {
+		err := s.cs.Each(kind, func(key string, _ []byte) error {
+			org, _, _ := strings.Cut(key, "/")
+			seen[org] = true
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
 }
 
 // The documents' normalisers (validate, then fill the empty parts) and

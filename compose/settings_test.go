@@ -145,8 +145,22 @@ func TestSettingsDropOrg(t *testing.T) {
 	if err := s.SetBudgets(budgets); err != nil {
 		t.Fatal(err)
 	}
+	for _, org := range []string{"org_a", "org_ab"} {
+		if ok, err := s.HasOrg(org); !ok || err != nil {
+			t.Fatalf("HasOrg(%s) before the drop: %v %v", org, ok, err)
+		}
+	}
+	if orgs, err := s.ConfiguredOrgs(); err != nil || strings.Join(orgs, ",") != "org_a,org_ab" {
+		t.Fatalf("ConfiguredOrgs: %v %v", orgs, err)
+	}
 	if err := s.DropOrg("org_a"); err != nil {
 		t.Fatal(err)
+	}
+	if orgs, err := s.ConfiguredOrgs(); err != nil || strings.Join(orgs, ",") != "org_ab" {
+		t.Fatalf("ConfiguredOrgs after the drop: %v %v", orgs, err)
+	}
+	if ok, err := s.HasOrg("org_a"); ok || err != nil {
+		t.Fatalf("HasOrg(org_a) after the drop: %v %v", ok, err)
 	}
 	for _, set := range []*Settings{s, NewSettings(st)} {
 		for _, p := range []string{"p1", "p2"} {

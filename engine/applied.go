@@ -147,3 +147,13 @@ func (l *AppliedLog) keyedKey(id string) []byte {
 	k := make([]byte, 0, len(l.key)+1+len(id))
 	return append(append(append(k, l.key...), 0), id...)
 }
+
+// EachKeyedPrefix calls fn for every keyed record whose id starts with
+// prefix, in key (id) order, from one snapshot. v is valid only during
+// the call.
+func (l *AppliedLog) EachKeyedPrefix(prefix string, fn func(id string, v []byte) error) error {
+	base := l.keyedKey("")
+	return l.kv.Iterate(l.keyedKey(prefix), func(k, v []byte) error {
+		return fn(string(k[len(base):]), v)
+	})
+}

@@ -146,6 +146,14 @@ func TestAppliedLogStagesOtherLogs(t *testing.T) {
 	if seq, _, _ := shared.Applied(); seq != 0 {
 		t.Fatalf("Put recorded a sequence: %d", seq)
 	}
+	var ids []string
+	if err := shared.EachKeyedPrefix("org_", func(id string, _ []byte) error { ids = append(ids, id); return nil }); err != nil || !slices.Equal(ids, []string{"org_x", "org_y"}) {
+		t.Fatalf("EachKeyedPrefix(org_): %v %v", ids, err)
+	}
+	ids = nil
+	if err := shared.EachKeyedPrefix("org_y", func(id string, _ []byte) error { ids = append(ids, id); return nil }); err != nil || !slices.Equal(ids, []string{"org_y"}) {
+		t.Fatalf("EachKeyedPrefix(org_y): %v %v", ids, err)
+	}
 	if seq, _, _ := a.Applied(); seq != 4 {
 		t.Fatalf("Record: %d", seq)
 	}
