@@ -172,11 +172,18 @@ func (s *Server) handlePutPlacement(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req PlacementRequest
+	var req struct {
+		Shard *string `json:"shard"`
+	}
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	mv, err := cl.Place(c.Request().Context(), org, req.Shard)
+	if req.Shard == nil {
+		// An org with data moves: nothing is done on a body that does
+		// not say where.
+		return apiErr(http.StatusUnprocessableEntity, "invalid_input", `the body names no shard: {"shard": "s1"} places the org on s1, {"shard": ""} removes its override`)
+	}
+	mv, err := cl.Place(c.Request().Context(), org, *req.Shard)
 	if err != nil {
 		return err
 	}
