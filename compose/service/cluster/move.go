@@ -164,7 +164,7 @@ func (n *Node) Place(ctx context.Context, org, shard string) (*MoveRecord, error
 		if err := n.place.Override(ctx, org, shard); err != nil {
 			return nil, fmt.Errorf("%w: placement: %v", ErrUnavailable, err)
 		}
-		n.waitPlaced(ctx, org, next)
+		n.waitPlaced(ctx, org, next, shard != "")
 		return nil, nil
 	}
 	has, err := n.orgHasData(ctx, org, cur)
@@ -180,7 +180,7 @@ func (n *Node) Place(ctx context.Context, org, shard string) (*MoveRecord, error
 		if err := n.place.Override(ctx, org, shard); err != nil {
 			return nil, fmt.Errorf("%w: placement: %v", ErrUnavailable, err)
 		}
-		n.waitPlaced(ctx, org, next)
+		n.waitPlaced(ctx, org, next, shard != "")
 		return nil, nil
 	}
 	n.mu.Lock()
@@ -288,10 +288,10 @@ func (n *Node) versionNow() int {
 }
 
 // waitPlaced waits (a few seconds at most) until this node's copy of
-// the placement puts org on shard.
-func (n *Node) waitPlaced(ctx context.Context, org, shard string) {
+// the placement puts org on shard, by an override or not as over says.
+func (n *Node) waitPlaced(ctx context.Context, org, shard string, over bool) {
 	for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
-		if s, _, err := n.place.Lookup(ctx, org); err == nil && s == shard {
+		if s, o, err := n.place.Lookup(ctx, org); err == nil && s == shard && o == over {
 			return
 		}
 	}
@@ -313,7 +313,7 @@ func (n *Node) waitMove(ctx context.Context, org, id string) (*MoveRecord, error
 		}
 		if rec != nil && rec.ID == id && rec.Ended() {
 			if rec.Phase == PhaseDone {
-				n.waitPlaced(ctx, org, rec.To)
+				n.waitPlaced(ctx, org, rec.To, !rec.Unpin)
 			}
 			return rec, nil
 		}
@@ -615,7 +615,7 @@ func (m *mover) copy(ctx context.Context) error {
 		if small.IsZero() {
 			small = began
 		}
-		if ok, serving := m.n.caughtUp(m.rec.To, small, m.published); (!ok || serving == 0) && time.Since(since) < catchUpMax {
+		if ok, serving := m.n.caughtUp(m.rec.To, small, m.published); (!ok || serving == 0) && m.rec.Copied > 0 && time.Since(since) < catchUpMax {
 			if aborted, err := m.beat(ctx); err != nil || aborted {
 				return err
 			}

@@ -1022,12 +1022,20 @@ func (n *Node) caughtUp(shard string, since time.Time, published func(at time.Ti
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	ok = true
-	for _, m := range n.members {
-		if !slices.Contains(m.Serving, shard) {
+	for id, m := range n.members {
+		applied, at := m.Applied[shard], time.UnixMilli(m.At)
+		if id == n.cfg.NodeID {
+			// This node's own, now rather than at its last heartbeat.
+			f := n.running[shard]
+			if f == nil || !f.serving || f.ap.Stalled() != nil {
+				continue
+			}
+			applied, at = f.ap.Applied(), time.Now()
+		} else if !slices.Contains(m.Serving, shard) {
 			continue
 		}
 		serving++
-		if at := time.UnixMilli(m.At); at.Before(since) || m.Applied[shard] < published(at) {
+		if at.Before(since) || applied < published(at) {
 			ok = false
 		}
 	}

@@ -143,7 +143,11 @@ func (b *orgBook) get(org string) (*orgState, error) {
 			}
 		}
 		b.mu.Lock()
-		b.cache[org] = st
+		if cached, ok := b.cache[org]; ok {
+			st = cached // an applier recorded one meanwhile: it is newer
+		} else {
+			b.cache[org] = st
+		}
 		b.mu.Unlock()
 	}
 	if st == nil {
