@@ -978,7 +978,7 @@ func (a *Applier) handle(ctx context.Context, seq, first uint64, m *jetstream.Ra
 	}
 	release := a.book.lock(w.Org)
 	e := &dataEntry{org: w.Org, src: a.shard, seq: seq, prev: so.Last, era: so.Era, w: w, seed: a.keys.idSeed(a.stream, seq), at: m.Time.UTC()}
-	t, err := a.take(ctx, e)
+	t, err := a.take(ctx, e, seq)
 	if err != nil {
 		release()
 		return h, err
@@ -1020,17 +1020,20 @@ type taken struct {
 	state *orgState // the store's state of the org to record
 }
 
-// take applies data entry e to the store, unless the store's copy of the
-// org has it already (orgState), after the entries before it that the
-// copy lacks; the org's lock is held. A copy's entry (from another log)
-// taken first here leaves its result for the applier of its own log,
-// which finds it taken (a store that applies both logs).
+// take applies data entry e, at position pos of this applier's log, to
+// the store, unless the store's copy of the org has it already
+// (orgState), after the entries before it that the copy lacks; the org's
+// lock is held. A copy's entry (from another log) taken first here
+// leaves its result for the applier of its own log, which finds it taken
+// (a store that applies both logs).
 //
-// The store's copy of an org follows one log from an era: an entry of
-// another log, or of another era, starts the copy again from the entry's
-// era (empty), but for an entry of this applier's own log that the copy
-// is past (a later era).
-func (a *Applier) take(ctx context.Context, e *dataEntry) (taken, error) {
+// The store's copy of an org follows one log from an era: an entry this
+// log's history up to where the copy stands includes is skipped (the
+// copy went ahead of this applier, through another log's copies of it);
+// an entry of another log, or of another era, starts the copy again from
+// the entry's era (empty), but for an entry of this applier's own log
+// that the copy is past (a later era).
+func (a *Applier) take(ctx context.Context, e *dataEntry, pos uint64) (taken, error) {
 	st, err := a.book.get(e.org)
 	if err != nil {
 		return taken{}, err
@@ -1039,13 +1042,12 @@ func (a *Applier) take(ctx context.Context, e *dataEntry) (taken, error) {
 	switch {
 	case st == nil:
 		st = &orgState{Src: e.src, At: e.era, Era: e.era} // nothing of the org here: empty
+	case st.includes(a.shard, pos):
+		// This log's history through here is in the copy already.
+		return a.found(e), nil
 	case st.Src == e.src && st.Era > e.era && native:
 		// An entry the copy is past: a later era started (applied
 		// ahead of this log's applier, from a copy of it).
-		return a.found(e), nil
-	case st.Src != e.src && native && e.seq <= st.Past[e.src]:
-		// An entry of a log the org moved from, which its copy here
-		// includes (the target's applier took it over first).
 		return a.found(e), nil
 	case st.Src != e.src || st.Era != e.era:
 		if err := a.fresh(ctx, e.org); err != nil {

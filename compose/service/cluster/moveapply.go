@@ -173,7 +173,7 @@ func (a *Applier) move(ctx context.Context, seq, first uint64, m *jetstream.RawS
 			return handled{rej: h.rej, release: nothing}, nil
 		}
 		var t taken
-		if t, err = a.take(ctx, e); err != nil {
+		if t, err = a.take(ctx, e, seq); err != nil {
 			return h, err
 		}
 		st, h.res, h.err = t.state, t.res, t.err
@@ -200,6 +200,10 @@ func (a *Applier) move(ctx context.Context, seq, first uint64, m *jetstream.RawS
 		if gerr != nil {
 			return h, gerr
 		}
+		so.Incoming, so.From, so.Fenced, so.Moved = "", "", "", me.ID
+		if cur.includes(a.shard, seq) {
+			break // the copy went past the flip already (through a later move's copies)
+		}
 		// The store's copy must be the org's history on the source's log
 		// through the last entry before the fence.
 		if cur == nil || cur.Src != me.From || cur.Era != me.Era {
@@ -213,7 +217,6 @@ func (a *Applier) move(ctx context.Context, seq, first uint64, m *jetstream.RawS
 				return h, err
 			}
 		}
-		so.Incoming, so.From, so.Fenced, so.Moved = "", "", "", me.ID
 		st = &orgState{Src: a.shard, At: seq, Era: so.Era, Past: map[string]uint64{me.From: me.Fence}}
 		for s, q := range cur.Past {
 			if s != a.shard && s != me.From {
@@ -233,7 +236,7 @@ func (a *Applier) move(ctx context.Context, seq, first uint64, m *jetstream.RawS
 		// The store's copy, the source's history through some entry, is
 		// kept where the source's applier runs (it is the source's copy
 		// too); elsewhere it goes.
-		if cur != nil && cur.Src == me.From && (a.o.Local == nil || a.o.Local(me.From) == nil) {
+		if cur != nil && cur.Src == me.From && !cur.includes(a.shard, seq) && (a.o.Local == nil || a.o.Local(me.From) == nil) {
 			if err = a.fresh(ctx, org); err != nil {
 				return h, err
 			}
@@ -253,7 +256,7 @@ func (a *Applier) move(ctx context.Context, seq, first uint64, m *jetstream.RawS
 		if gerr != nil {
 			return h, gerr
 		}
-		if cur == nil || cur.Src == a.shard {
+		if cur == nil || cur.Src == a.shard && !cur.includes(a.shard, seq) {
 			if err = a.fresh(ctx, org); err != nil {
 				return h, err
 			}

@@ -138,13 +138,15 @@ func decodeJSON(t *testing.T, b []byte, v any) {
 	}
 }
 
-// TestMoveOrdersOnOneStore: a store applying both the source's and the
-// target's logs ends with the org's records of a store that never moved,
-// whichever of its appliers goes first: the source's first to its drop
-// (the target's applier, started after, finds the org's copy removed
-// under it and takes it again from its copies), or the target's first to
-// its flip (the source's applier then finds its entries taken and keeps
-// the copy, which is the target's, at the drop).
+// TestMoveOrdersOnOneStore: an org moved from s0 to s1, written there,
+// moved back to s0 and written again. A store applying both logs ends
+// with the org's records of a store that applied s0 alone (the org's
+// whole history, as the logs say), whichever of its appliers goes
+// first, each to the end: s0's first (it drops the org, takes the copies
+// back in and flips; s1's applier then finds each entry in or past), or
+// s1's first (it takes the copies in, flips, takes the writes, copies
+// them out and drops; s0's applier then finds its history in the copy),
+// or both at once.
 func TestMoveOrdersOnOneStore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS server")
@@ -156,77 +158,105 @@ func TestMoveOrdersOnOneStore(t *testing.T) {
 	}
 	keys := testKeys(t, "test")
 	const org = "org_a"
-	// The org's history on s0, applied by a store of s0 alone.
-	var ws []service.Write
-	for i, w := range orgHistory(org) {
-		ws = append(ws, w)
-		if _, _, err := Publish(ctx, js, keys, "s0", w, PublishOptions{ID: keys.keyedID("x", "y", int64(i))}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	src := openApp(t, t.TempDir())
-	a0, _ := startApplierOf(t, src, js, "s0", nil)
-	seq0 := lastSeq(t, js, "s0")
-	waitFor(t, a0, seq0)
-	want := records(t, src, org)
-	// The move's steps, as a mover publishes them: copies of the
-	// entries the index lists, the fence, the flip, the drop.
-	refs, err := dataEntries(ctx, src, js, keys, "s0", org, 0, seq0, everywhere)
-	if err != nil || len(refs) != len(ws) {
-		t.Fatalf("the index lists %d entries (%v), want %d", len(refs), err, len(ws))
-	}
-	r, err := newReader(ctx, js, keys, "s0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prev := uint64(0)
-	for _, ref := range refs {
-		e, _, err := readEntry(ctx, r, keys, "s0", ref)
+	pub := func(shard string, w service.Write) uint64 {
+		t.Helper()
+		seq, _, err := Publish(ctx, js, keys, shard, w, PublishOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &copyEntry{Seq: ref.seq, Prev: prev, Origin: e.origin, OriginSeq: e.originSeq, At: e.at, Write: e.raw, KeyedID: e.keyedID}
-		if _, _, err := Publish(ctx, js, keys, "s1", moveWrite(t, service.WriteOrgCopy, org, moveEntry{Copy: c}), PublishOptions{}); err != nil {
+		return seq
+	}
+	step := func(kind, id, from, to string, me moveEntry) service.Write {
+		me.ID, me.From, me.To = id, from, to
+		raw, err := encodeMove(&me)
+		if err != nil {
 			t.Fatal(err)
 		}
-		prev = ref.seq
+		return service.Write{Kind: kind, Org: org, Move: raw}
 	}
-	fence, _, err := Publish(ctx, js, keys, "s0", moveWrite(t, service.WriteOrgFence, org, moveEntry{}), PublishOptions{})
-	if err != nil {
-		t.Fatal(err)
+	// move copies the org's entries of from's log, as app (applying
+	// from) indexed them, to to's log, then fences, flips and drops as a
+	// mover does; it returns the flip's sequence.
+	move := func(app *service.App, id, from, to string, era uint64) uint64 {
+		t.Helper()
+		refs, err := dataEntries(ctx, app, js, keys, from, org, era, lastSeq(t, js, from), nil)
+		if err != nil || len(refs) == 0 {
+			t.Fatalf("the index of %s lists %v (%v)", from, refs, err)
+		}
+		r, err := newReader(ctx, js, keys, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := era
+		for _, ref := range refs {
+			e, _, err := readEntry(ctx, r, keys, from, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pub(to, step(service.WriteOrgCopy, id, from, to, moveEntry{Copy: &copyEntry{Seq: ref.seq, Prev: prev, Era: era,
+				Origin: e.origin, OriginSeq: e.originSeq, At: e.at, Write: e.raw, KeyedID: e.keyedID}}))
+			prev = ref.seq
+		}
+		fence := pub(from, step(service.WriteOrgFence, id, from, to, moveEntry{}))
+		flip := pub(to, step(service.WriteOrgFlip, id, from, to, moveEntry{Fence: fence, Last: prev, Era: era}))
+		pub(from, step(service.WriteOrgDrop, id, from, to, moveEntry{Flip: flip}))
+		return flip
 	}
-	flip, _, err := Publish(ctx, js, keys, "s1", moveWrite(t, service.WriteOrgFlip, org, moveEntry{Fence: fence, Last: prev}), PublishOptions{})
-	if err != nil {
-		t.Fatal(err)
+	history := orgHistory(org)
+	for _, w := range history[:6] {
+		pub("s0", w)
 	}
-	if _, _, err := Publish(ctx, js, keys, "s0", moveWrite(t, service.WriteOrgDrop, org, moveEntry{Flip: flip}), PublishOptions{}); err != nil {
-		t.Fatal(err)
+	// s0's store, s1's store: each applies its log alone.
+	a0, a1 := openApp(t, t.TempDir()), openApp(t, t.TempDir())
+	ap0, _ := startApplierOf(t, a0, js, "s0", nil)
+	ap1, _ := startApplierOf(t, a1, js, "s1", nil)
+	waitFor(t, ap0, lastSeq(t, js, "s0"))
+	move(a0, "mv1", "s0", "s1", 0)
+	pub("s0", history[0]) // after the fence: refused
+	for _, w := range history[6:9] {
+		pub("s1", w)
 	}
-	// A write of the org published to s0 after the fence is refused there.
-	late, _, err := Publish(ctx, js, keys, "s0", ws[0], PublishOptions{})
-	if err != nil {
-		t.Fatal(err)
+	waitFor(t, ap1, lastSeq(t, js, "s1"))
+	waitFor(t, ap0, lastSeq(t, js, "s0"))
+	drop1 := lastSeq(t, js, "s0") - 1
+	move(a1, "mv2", "s1", "s0", 0)
+	for _, w := range history[9:] {
+		pub("s0", w)
 	}
-	waitFor(t, a0, late)
-	if got := records(t, src, org); !slices.Equal(got, []string{`plan {"features":{}}`}) {
-		t.Fatalf("the store of s0 alone after the drop: %s", diff(got, nil))
+	last := map[string]uint64{"s0": lastSeq(t, js, "s0"), "s1": lastSeq(t, js, "s1")}
+	waitFor(t, ap0, last["s0"])
+	waitFor(t, ap1, last["s1"])
+	want := records(t, a0, org)
+	if got := records(t, a1, org); !slices.Equal(got, []string{`plan {"features":{}}`}) {
+		t.Fatalf("s1's store alone after the org moved back: %s", diff(got, nil))
 	}
+	if n := len(want); n < 20 {
+		t.Fatalf("s0's store alone holds %d records of the org: %v", n, want)
+	}
+	_ = drop1
 
-	for _, order := range []string{"source first", "target first"} {
+	for _, order := range []string{"s0 first", "s1 first", "both"} {
 		t.Run(order, func(t *testing.T) {
 			app := openApp(t, t.TempDir())
 			var aps sync2
 			local := func(shard string) *Applier { return aps.get(shard) }
-			first, second := "s0", "s1"
-			if order == "target first" {
-				first, second = "s1", "s0"
+			run := func(shard string) *Applier {
+				ap, _ := startApplierOf(t, app, js, shard, local)
+				aps.set(shard, ap)
+				return ap
 			}
-			ap1, _ := startApplierOf(t, app, js, first, local)
-			aps.set(first, ap1)
-			waitFor(t, ap1, map[string]uint64{"s0": late, "s1": flip}[first])
-			ap2, _ := startApplierOf(t, app, js, second, local)
-			aps.set(second, ap2)
-			waitFor(t, ap2, map[string]uint64{"s0": late, "s1": flip}[second])
+			switch order {
+			case "s0 first":
+				waitFor(t, run("s0"), last["s0"])
+				waitFor(t, run("s1"), last["s1"])
+			case "s1 first":
+				waitFor(t, run("s1"), last["s1"])
+				waitFor(t, run("s0"), last["s0"])
+			default:
+				b, c := run("s0"), run("s1")
+				waitFor(t, b, last["s0"])
+				waitFor(t, c, last["s1"])
+			}
 			if got := records(t, app, org); !slices.Equal(got, want) {
 				t.Fatalf("%s: %s", order, diff(got, want))
 			}

@@ -68,6 +68,19 @@ type orgState struct {
 
 const orgStateVersion = 1
 
+// includes reports whether the copy st stands for has shard's history
+// through sequence pos: it follows that log to pos or past it, or the
+// org moved from that log after pos (Past).
+func (st *orgState) includes(shard string, pos uint64) bool {
+	if st == nil {
+		return false
+	}
+	if st.Src == shard {
+		return pos <= st.At
+	}
+	return pos <= st.Past[shard]
+}
+
 // orgsLog names the AppliedLog whose keyed records are a store's
 // orgStates (a name no stream has: streams are kgctx_CLUSTER_SHARD).
 const orgsLog = "kgctx-orgs"
