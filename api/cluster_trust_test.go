@@ -36,6 +36,12 @@ type fakeCluster struct {
 	// onGlobal runs when a request waits for the global log (a token
 	// arriving from the log).
 	onGlobal func()
+	// move is the org's latest move (Placement); placed and placeErr
+	// what Place answers, placedOn the shard asked.
+	move     *OrgMove
+	placed   *OrgMove
+	placeErr error
+	placedOn []string
 
 	mu    sync.Mutex
 	waits []string
@@ -91,10 +97,17 @@ func (f *fakeCluster) RouteSession(ctx context.Context, org, session string) ([]
 
 func (f *fakeCluster) Status() ClusterStatus                    { return ClusterStatus{} }
 func (f *fakeCluster) Stale(_ context.Context, org string) bool { return f.stale[org] }
-func (f *fakeCluster) Placement(context.Context, string) (string, bool, error) {
-	return "s0", false, nil
+func (f *fakeCluster) Placement(context.Context, string) (string, bool, *OrgMove, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return "s0", false, f.move, nil
 }
-func (f *fakeCluster) Place(context.Context, string, string) error { return nil }
+func (f *fakeCluster) Place(_ context.Context, _, shard string) (*OrgMove, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.placedOn = append(f.placedOn, shard)
+	return f.placed, f.placeErr
+}
 func (f *fakeCluster) PrincipalMAC(data []byte) []byte {
 	m := hmac.New(sha256.New, f.key)
 	m.Write(data)

@@ -172,21 +172,37 @@ func (s *Server) handlePutPlacement(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req PlacementRequest
+	var req struct {
+		Shard *string `json:"shard"`
+	}
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
-	if err := cl.Place(c.Request().Context(), org, req.Shard); err != nil {
-		return err
+	if req.Shard == nil {
+		// An org with data moves: nothing is done on a body that does
+		// not say where.
+		return apiErr(http.StatusUnprocessableEntity, "invalid_input", `the body names no shard: {"shard": "s1"} places the org on s1, {"shard": ""} removes its override`)
 	}
-	return placement(c, cl, org)
-}
-
-// placement answers org's shard.
-func placement(c echo.Context, cl Cluster, org string) error {
-	shard, over, err := cl.Placement(c.Request().Context(), org)
+	mv, err := cl.Place(c.Request().Context(), org, *req.Shard)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, PlacementResponse{OrgID: org, Shard: shard, Override: over})
+	status := http.StatusOK
+	if mv != nil && !mv.Ended() {
+		status = http.StatusAccepted // in progress: GET follows it
+	}
+	return placement(c, cl, org, status)
+}
+
+// placement answers org's shard and its latest move.
+func placement(c echo.Context, cl Cluster, org string, status ...int) error {
+	shard, over, mv, err := cl.Placement(c.Request().Context(), org)
+	if err != nil {
+		return err
+	}
+	code := http.StatusOK
+	if len(status) > 0 {
+		code = status[0]
+	}
+	return c.JSON(code, PlacementResponse{OrgID: org, Shard: shard, Override: over, Move: mv})
 }

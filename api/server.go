@@ -67,11 +67,15 @@ type Cluster interface {
 	Route(ctx context.Context, org string) ([]string, error)
 	// Status is the node's view of the cluster.
 	Status() ClusterStatus
-	// Placement says on which shard org is and whether an override puts
-	// it there; Place sets (shard "" removes) org's override, refused
-	// when the org already has data here.
-	Placement(ctx context.Context, org string) (shard string, override bool, err error)
-	Place(ctx context.Context, org, shard string) error
+	// Placement says on which shard org is, whether an override puts it
+	// there, and its latest move between shards (nil: none). Place places
+	// org on shard ("" removes its override), moving its data when it has
+	// some: it returns that move (nil: none was needed), ended, or in
+	// progress when it outlasts the request's wait; a move of the org
+	// elsewhere in progress refuses it (409), but for one placing it on
+	// the move's source (the move is given up).
+	Placement(ctx context.Context, org string) (shard string, override bool, move *OrgMove, err error)
+	Place(ctx context.Context, org, shard string) (*OrgMove, error)
 }
 
 // PlacementRequest places an org on a shard (PUT
@@ -87,7 +91,52 @@ type PlacementResponse struct {
 	// Override: the shard is the org's override, not rendezvous hashing's
 	// choice.
 	Override bool `json:"override"`
+	// Move is the org's latest move between shards (absent: none): in
+	// progress (the PUT that started it answers 202 while it is), done
+	// or given up.
+	Move *OrgMove `json:"move,omitempty"`
 }
+
+// OrgMove is an org's move from one shard to another: its data copied
+// (the source's log of its writes, entry by entry, to the target's log),
+// its writes paused for the last entries, the placement flipped, the
+// source's copy removed.
+type OrgMove struct {
+	ID    string `json:"id" oas:"required"`
+	OrgID string `json:"orgId" oas:"required"`
+	From  string `json:"from" oas:"required"`
+	To    string `json:"to" oas:"required"`
+	// Phase: copying (writes go on at the source), fenced (the org's
+	// writes answer 503 with Retry-After while the last entries copy),
+	// flipped (it lives on the target; the source's copy is being
+	// removed), done; aborting and aborted (given up: it stays on the
+	// source, the target's copy goes).
+	Phase string `json:"phase" oas:"required"`
+	// Node is the node running the move (another takes it over if it
+	// falls silent).
+	Node       string     `json:"node"`
+	StartedAt  time.Time  `json:"startedAt"`
+	UpdatedAt  time.Time  `json:"updatedAt"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+	// Copied and Bytes: the entries of the org's history copied so far
+	// and their size; Left: those known left at the last update.
+	Copied int   `json:"copied"`
+	Bytes  int64 `json:"bytes"`
+	Left   int   `json:"left"`
+	// Fence, Flip and Drop are the log positions of those steps
+	// (SHARD:SEQ; absent until made).
+	Fence string `json:"fence,omitempty"`
+	Flip  string `json:"flip,omitempty"`
+	Drop  string `json:"drop,omitempty"`
+	// PausedMs is how long the org's writes paused (fence to flip).
+	PausedMs int64 `json:"pausedMs,omitempty"`
+	// Error is the last error the move met (it retries) or why it was
+	// given up.
+	Error string `json:"error,omitempty"`
+}
+
+// Ended reports whether the move is over (done or aborted).
+func (m *OrgMove) Ended() bool { return m.Phase == "done" || m.Phase == "aborted" }
 
 // ClusterStatus is a cluster node's view of the cluster
 // (GET /v1/admin/cluster).
@@ -106,6 +155,9 @@ type ClusterStatus struct {
 	// upgraded; it hands the shard's requests to nodes that apply it
 	// (kgctx_cluster_stalled_shards).
 	Stalled []ClusterStall `json:"stalled"`
+	// Moves are the orgs' moves between shards in progress, and those
+	// that ended in the last day.
+	Moves []OrgMove `json:"moves"`
 }
 
 // ClusterStall is where a node stopped applying a shard's log.

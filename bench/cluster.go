@@ -46,6 +46,9 @@ type ClusterConfig struct {
 	// UpgradeFrom, when set, is an older kgctx binary: the run ends with
 	// a rolling upgrade from it to Executable (RunUpgrade).
 	UpgradeFrom string
+	// MoveTriplets, when positive, adds an org's move under writes
+	// (RunMove): the org holds that many triplets before it moves.
+	MoveTriplets int
 }
 
 // ClusterReport is what `kgctx bench cluster` measured.
@@ -55,6 +58,8 @@ type ClusterReport struct {
 	Runs    []ClusterRun `json:"runs"`
 	// Upgrade: the rolling upgrade, with UpgradeFrom.
 	Upgrade *UpgradeReport `json:"upgrade,omitempty"`
+	// Move: the org's move under writes, with MoveTriplets.
+	Move *MoveReport `json:"move,omitempty"`
 }
 
 // ClusterRun is one deployment's figures.
@@ -142,6 +147,16 @@ func RunCluster(ctx context.Context, cfg ClusterConfig) (*ClusterReport, error) 
 		run.Deployment = d.name
 		cfg.say("%s: %.0f triplets/s, blocks p50 %.2f ms", d.name, run.TripletsPerS, run.Blocks.P50)
 		rep.Runs = append(rep.Runs, run)
+	}
+	if cfg.MoveTriplets > 0 {
+		mv, err := RunMove(ctx, MoveConfig{Executable: cfg.Executable, Triplets: cfg.MoveTriplets, Progress: cfg.Progress})
+		if err != nil {
+			return nil, fmt.Errorf("org move: %w", err)
+		}
+		rep.Move = mv
+		if !mv.Identical() {
+			return rep, fmt.Errorf("org move: %d acknowledged triplets missing, nodes whose copy differs: %v", mv.Missing, mv.Differ)
+		}
 	}
 	if cfg.UpgradeFrom != "" {
 		up, err := RunUpgrade(ctx, UpgradeConfig{From: cfg.UpgradeFrom, To: cfg.Executable, Progress: cfg.Progress})
@@ -440,6 +455,14 @@ func (r *ClusterReport) WriteText(w io.Writer) error {
 	for _, run := range r.Runs {
 		fmt.Fprintf(w, "%-30s %6d %14.0f %10.0fms %26s %9.1fs\n", run.Deployment, run.Nodes, run.TripletsPerS, run.CaughtUpMs,
 			fmt.Sprintf("%.2f / %.2f / %.2f", run.Blocks.P50, run.Blocks.P95, run.Blocks.P99), run.StartMs/1000)
+	}
+	if m := r.Move; m != nil {
+		fmt.Fprintf(w, "\norg move of %s (%d triplets) from %s to %s, 3 nodes (R2), %d writers of 10-triplet batches every %.0f ms: %.1f s, writes paused %.0f ms\n",
+			m.Org, m.Triplets, m.From, m.To, m.Writers, m.PaceMs, m.MoveMs/1000, m.PausedMs)
+		fmt.Fprintf(w, "  %d entries (%d KiB) copied; %d batches acknowledged during the move (the longest %.0f ms), %d answers retried\n",
+			m.Entries, m.Bytes>>10, m.AckedDuring, m.MaxWriteMs, m.RetriedDuring)
+		fmt.Fprintf(w, "  %d batches acknowledged in all (%d triplets), %d never acknowledged; %d acknowledged triplets missing; the target's nodes identical: %v\n",
+			m.Acked, m.AckedTriplets, m.GaveUp, m.Missing, m.Identical())
 	}
 	if u := r.Upgrade; u != nil {
 		fmt.Fprintf(w, "\nrolling upgrade of 3 nodes (R3) under writes, from %s to %s: %.1f s\n", u.From, u.To, u.TotalMs/1000)

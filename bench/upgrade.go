@@ -401,12 +401,17 @@ type httpAnswer struct {
 // one node's store) and returns it as one canonical text (every triplet
 // with its node ids and weight, every observation with its id, content,
 // weight and time) and the names it holds (triplet sources; "obs:" and an
-// observation's content). The bench's triplets all point at Hub0..Hub3.
+// observation's content). The upgrade's triplets all point at
+// Hub0..Hub3 (storeSnapshotHubs: Hub0 to Hub(hubs-1)).
 func storeSnapshot(get func(path string) (httpAnswer, error), org, project string) (string, map[string]bool, error) {
+	return storeSnapshotHubs(get, org, project, 4)
+}
+
+func storeSnapshotHubs(get func(path string) (httpAnswer, error), org, project string, hubs int) (string, map[string]bool, error) {
 	base := "/v1/orgs/" + org + "/projects/" + project
 	have := map[string]bool{}
 	var lines []string
-	for h := range 4 {
+	for h := range hubs {
 		a, err := get(fmt.Sprintf("%s/graph/triplets?object=Hub%d&limit=%d", base, h, engine.MaxQueryLimit))
 		if err != nil || a.code != 200 {
 			return "", nil, fmt.Errorf("triplets: %d %.300s %v", a.code, a.body, err)

@@ -111,3 +111,32 @@ func (d *document[K, T]) read(k K, fn func(T)) error {
 	fn(v)
 	return nil
 }
+
+// drop deletes every stored document whose key stored matches and every
+// cached one whose key cached matches, under the write lock (no load can
+// bring one back meanwhile).
+func (d *document[K, T]) drop(stored func(key string) bool, cached func(K) bool) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var keys []string
+	err := d.cs.Each(d.kind, func(key string, _ []byte) error {
+		if stored(key) {
+			keys = append(keys, key)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, key := range keys {
+		if err := d.cs.Delete(d.kind, key); err != nil {
+			return fmt.Errorf("compose: delete %s %s: %w", d.kind, key, err)
+		}
+	}
+	for k := range d.cache {
+		if cached(k) {
+			delete(d.cache, k)
+		}
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -316,6 +317,50 @@ func (s *Settings) Predicates(t engine.Tenant) (PredicateConfig, error) { return
 
 // SetPredicates stores project t's vocabulary.
 func (s *Settings) SetPredicates(t engine.Tenant, c PredicateConfig) error { return s.preds.Set(t, c) }
+
+// DropOrg deletes org's documents: its plan and its projects' memory
+// configurations and vocabularies (the org's data moved to another shard
+// of a cluster). The operator's documents stay.
+func (s *Settings) DropOrg(org string) error {
+	ofOrg := func(t engine.Tenant) bool { return t.Org == org }
+	inOrg := func(key string) bool { return strings.HasPrefix(key, org+"/") }
+	if err := s.memory.drop(inOrg, ofOrg); err != nil {
+		return err
+	}
+	if err := s.preds.drop(inOrg, ofOrg); err != nil {
+		return err
+	}
+	return s.plans.drop(func(key string) bool { return key == org }, func(k string) bool { return k == org })
+}
+
+// HasOrg reports whether org has a stored document (a plan, a project's
+// memory configuration or vocabulary).
+func (s *Settings) HasOrg(org string) (bool, error) {
+	if _, err := s.cs.Get(cfgPlan, org); err == nil {
+		return true, nil
+	} else if !errors.Is(err, engine.ErrNotFound) {
+		return false, err
+	}
+	ps, err := s.ConfiguredProjects(org)
+	return len(ps) > 0, err
+}
+
+// ConfiguredOrgs lists the orgs with a stored document (a plan, a
+// project's memory configuration or vocabulary), sorted, each once.
+func (s *Settings) ConfiguredOrgs() ([]string, error) {
+	seen := map[string]bool{}
+	for _, kind := range []string{cfgMemory, cfgPreds, cfgPlan} {
+		err := s.cs.Each(kind, func(key string, _ []byte) error {
+			org, _, _ := strings.Cut(key, "/")
+			seen[org] = true
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
+}
 
 // The documents' normalisers (validate, then fill the empty parts) and
 // deep copies.

@@ -114,3 +114,78 @@ func TestPredicateConfigLength(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsDropOrg deletes an org's plan and project documents from
+// the store and the cache (a fresh Settings over the store reads the
+// defaults too), and nothing of another org whose id starts alike, nor
+// the operator's documents.
+func TestSettingsDropOrg(t *testing.T) {
+	st, err := engine.Open("", &engine.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := NewSettings(st)
+	for _, org := range []string{"org_a", "org_ab"} {
+		for _, p := range []string{"p1", "p2"} {
+			ten := engine.Tenant{Org: org, Project: p}
+			if err := s.SetMemoryConfig(ten, MemoryConfig{MemoryEnabled: true, TechStack: []string{"go"}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SetPredicates(ten, PredicateConfig{Mode: PredicatesStrict, Allowed: []string{"calls"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.SetPlan(org, OrgPlan{Features: map[string]bool{"kg_enabled": true}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	budgets := DefaultBudgets()
+	budgets.Defaults["chore"] = 123
+	if err := s.SetBudgets(budgets); err != nil {
+		t.Fatal(err)
+	}
+	for _, org := range []string{"org_a", "org_ab"} {
+		if ok, err := s.HasOrg(org); !ok || err != nil {
+			t.Fatalf("HasOrg(%s) before the drop: %v %v", org, ok, err)
+		}
+	}
+	if orgs, err := s.ConfiguredOrgs(); err != nil || strings.Join(orgs, ",") != "org_a,org_ab" {
+		t.Fatalf("ConfiguredOrgs: %v %v", orgs, err)
+	}
+	if err := s.DropOrg("org_a"); err != nil {
+		t.Fatal(err)
+	}
+	if orgs, err := s.ConfiguredOrgs(); err != nil || strings.Join(orgs, ",") != "org_ab" {
+		t.Fatalf("ConfiguredOrgs after the drop: %v %v", orgs, err)
+	}
+	if ok, err := s.HasOrg("org_a"); ok || err != nil {
+		t.Fatalf("HasOrg(org_a) after the drop: %v %v", ok, err)
+	}
+	for _, set := range []*Settings{s, NewSettings(st)} {
+		for _, p := range []string{"p1", "p2"} {
+			gone, kept := engine.Tenant{Org: "org_a", Project: p}, engine.Tenant{Org: "org_ab", Project: p}
+			if m, _ := set.MemoryConfig(gone); m.MemoryEnabled != DefaultMemoryConfig.MemoryEnabled || len(m.TechStack) != 0 {
+				t.Errorf("org_a's memory config after the drop: %+v", m)
+			}
+			if c, _ := set.Predicates(gone); c.Mode != PredicatesOpen {
+				t.Errorf("org_a's vocabulary after the drop: %+v", c)
+			}
+			if m, _ := set.MemoryConfig(kept); len(m.TechStack) != 1 {
+				t.Errorf("org_ab's memory config: %+v", m)
+			}
+			if c, _ := set.Predicates(kept); c.Mode != PredicatesStrict {
+				t.Errorf("org_ab's vocabulary: %+v", c)
+			}
+		}
+		if p, _ := set.Plan("org_a"); len(p.Features) != 0 {
+			t.Errorf("org_a's plan after the drop: %+v", p)
+		}
+		if p, _ := set.Plan("org_ab"); !p.Features["kg_enabled"] {
+			t.Errorf("org_ab's plan: %+v", p)
+		}
+		if b, _ := set.Budgets(); b.Defaults["chore"] != 123 {
+			t.Errorf("the operator's budgets: %+v", b)
+		}
+	}
+}

@@ -29,10 +29,16 @@ type AppliedLog struct {
 	key []byte // PrefixCluster, stream
 }
 
-// AppliedKeyed is the record of one keyed write, staged by Record.
+// AppliedKeyed is the record of one keyed write, staged by Record (or
+// Put).
 type AppliedKeyed struct {
 	ID    string // the write's key, unique within the stream
 	Value []byte
+	// Log is the log the record belongs to; nil: the log that records it.
+	// A record of another log commits in the same transaction as the
+	// sequence (an applier's record of state shared between the logs a
+	// store applies).
+	Log *AppliedLog
 }
 
 // AppliedLog returns the record of the replicated log named stream. The
@@ -69,13 +75,33 @@ func (l *AppliedLog) Record(seq uint64, note []byte, keyed ...AppliedKeyed) erro
 	v := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(note)), seq)
 	v = append(v, note...)
 	return l.kv.Update(func(txn *badger.Txn) error {
-		for _, k := range keyed {
-			if err := txn.Set(l.keyedKey(k.ID), k.Value); err != nil {
-				return err
-			}
+		if err := l.stage(txn, keyed); err != nil {
+			return err
 		}
 		return txn.Set(l.key, v)
 	})
+}
+
+// Put stores keyed (each in its Log, nil: l) in one transaction, without
+// a sequence.
+func (l *AppliedLog) Put(keyed ...AppliedKeyed) error {
+	return l.kv.Update(func(txn *badger.Txn) error { return l.stage(txn, keyed) })
+}
+
+func (l *AppliedLog) stage(txn *badger.Txn, keyed []AppliedKeyed) error {
+	for _, k := range keyed {
+		owner := l
+		if k.Log != nil {
+			if k.Log.kv != l.kv {
+				return errors.New("BUG: engine: a keyed record of another store's log")
+			}
+			owner = k.Log
+		}
+		if err := txn.Set(owner.keyedKey(k.ID), k.Value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Keyed returns a copy of the record of keyed write id, or ErrNotFound.
@@ -120,4 +146,14 @@ func (l *AppliedLog) Forget(ids []string) error {
 func (l *AppliedLog) keyedKey(id string) []byte {
 	k := make([]byte, 0, len(l.key)+1+len(id))
 	return append(append(append(k, l.key...), 0), id...)
+}
+
+// EachKeyedPrefix calls fn for every keyed record whose id starts with
+// prefix, in key (id) order, from one snapshot. v is valid only during
+// the call.
+func (l *AppliedLog) EachKeyedPrefix(prefix string, fn func(id string, v []byte) error) error {
+	base := l.keyedKey("")
+	return l.kv.Iterate(l.keyedKey(prefix), func(k, v []byte) error {
+		return fn(string(k[len(base):]), v)
+	})
 }

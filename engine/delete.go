@@ -170,3 +170,61 @@ func (s *Store) deleteWhere(ctx context.Context, plan func(v *View, b *batch) er
 	}
 	return err
 }
+
+// ClearObservations deletes every observation of project t, or of the
+// whole org when t.Project is "", from the store and (through the
+// indexers) from every index, and returns how many it deleted. Like
+// ClearProject it works in chunks, so other writers go on in between, and
+// once started runs to its end whatever ctx says (ctx bounds the waits
+// for the indexers' room only between chunks).
+func (s *Store) ClearObservations(ctx context.Context, t Tenant) (int, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	if err := s.beginBulk(); err != nil {
+		return 0, err
+	}
+	defer s.endBulk()
+	var ids []uint32
+	s.View(func(v *View) error {
+		if b := v.ScopeObservations(t); b != nil {
+			ids = b.ToArray()
+		}
+		return nil
+	})
+	bg := context.WithoutCancel(ctx)
+	_, maxN := s.chunks.limits()
+	var last uint64
+	deleted := 0
+	for len(ids) > 0 {
+		part := ids[:min(maxN, len(ids))]
+		ids = ids[len(part):]
+		if err := s.waitRoom(bg, len(part)); err != nil {
+			return deleted, err
+		}
+		seq, err := func() (uint64, error) {
+			s.wmu.Lock()
+			defer s.wmu.Unlock()
+			b := s.newBatch(time.Now().UnixNano())
+			for _, id := range part {
+				if s.g.obs[id].live {
+					b.delObs = append(b.delObs, id)
+				}
+			}
+			if len(b.delObs) == 0 {
+				return 0, nil
+			}
+			if err := b.commit(); err != nil {
+				return 0, err
+			}
+			deleted += len(b.delObs)
+			s.notify(b.changeSet())
+			return b.seq, nil
+		}()
+		if err != nil {
+			return deleted, err
+		}
+		last = max(last, seq)
+	}
+	return deleted, s.waitApplied(bg, last)
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"sync"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -130,4 +131,62 @@ func (kv *KV) SessionOrgs(session string) ([]string, error) {
 		return nil
 	})
 	return orgs, err
+}
+
+// errFound stops an iteration at its first key.
+var errFound = errors.New("found")
+
+// HasPrefix reports whether any key starts with prefix.
+func (kv *KV) HasPrefix(prefix []byte) (bool, error) {
+	err := kv.Iterate(prefix, func(_, _ []byte) error { return errFound })
+	if errors.Is(err, errFound) {
+		return true, nil
+	}
+	return false, err
+}
+
+// deleteBatch bounds the deletes of one transaction of DeleteWhere, well
+// below Badger's transaction size limit.
+const deleteBatch = 1000
+
+// DeleteWhere deletes every key with prefix for which keep is false (nil:
+// every key), in transactions of up to a thousand deletes, and returns
+// how many it deleted. It is not atomic: an error may leave some
+// deleted; a caller that needs all gone calls it again.
+func (kv *KV) DeleteWhere(prefix []byte, keep func(k []byte) bool) (int, error) {
+	var keys [][]byte
+	err := kv.Iterate(prefix, func(k, _ []byte) error {
+		if keep == nil || !keep(k) {
+			keys = append(keys, bytes.Clone(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for len(keys) > 0 {
+		batch := keys[:min(len(keys), deleteBatch)]
+		keys = keys[len(batch):]
+		if err := kv.Update(func(txn *badger.Txn) error {
+			for _, k := range batch {
+				if err := txn.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return n, err
+		}
+		n += len(batch)
+	}
+	return n, nil
+}
+
+// ForgetSessionOrg deletes org from the index of the orgs that use a
+// session (PrefixSessionOrg): once org's sessions are gone from this
+// store (its data moved to another shard of a cluster).
+func (kv *KV) ForgetSessionOrg(org string) (int, error) {
+	suffix := append([]byte{0}, org...)
+	return kv.DeleteWhere([]byte{PrefixSessionOrg}, func(k []byte) bool { return !bytes.HasSuffix(k, suffix) })
 }

@@ -28,8 +28,9 @@ func benchCmd() *command {
 			"codeindex: kgctx index of the codeloc repositories against an Aider-style\n" +
 			"repo map) against baselines; cluster\n" +
 			"measures write throughput and block latency of kgctx serve alone, a cluster of\n" +
-			"one node and a cluster of three (processes on loopback) on FB15k-237, and\n" +
-			"with --upgrade-from OLD a rolling upgrade from the binary OLD to this one.",
+			"one node and a cluster of three (processes on loopback) on FB15k-237, an org's\n" +
+			"move between shards under writes (--move-triplets), and with --upgrade-from OLD\n" +
+			"a rolling upgrade from the binary OLD to this one.",
 		flags: benchFlags,
 	}
 }
@@ -55,6 +56,7 @@ func benchFlags(fs *flag.FlagSet) body {
 	markdown := fs.Bool("markdown", false, "relevance: print the results as markdown tables (bench/README.md)")
 	misses := fs.String("misses", "", "relevance: write every kgctx block that misses (question, gold, block) to this file")
 	upgradeFrom := fs.String("upgrade-from", "", "cluster: also a rolling upgrade under writes, from this older kgctx binary to this one (three nodes, one at a time)")
+	moveTriplets := fs.Int("move-triplets", 20_000, "cluster: also an org's move between shards under writes (three nodes, R2), the org holding this many triplets (0: no move)")
 	triplets := fs.Int("triplets", 50_000, "cluster: FB15k-237 triplets imported; fairwrites: the bulk import's triplets (default 200000)")
 	return func(ctx context.Context, c *call) error {
 		if len(c.args) == 1 && c.args[0] == "cluster" {
@@ -67,7 +69,7 @@ func benchFlags(fs *flag.FlagSet) body {
 				n = 500
 			}
 			rep, err := bench.RunCluster(ctx, bench.ClusterConfig{Executable: exe, Datasets: *datasets, Triplets: *triplets,
-				Workers: *workers, Queries: n, Seed: *seed, Progress: c.stderr, UpgradeFrom: *upgradeFrom})
+				Workers: *workers, Queries: n, Seed: *seed, Progress: c.stderr, UpgradeFrom: *upgradeFrom, MoveTriplets: *moveTriplets})
 			if rep == nil {
 				return err
 			}

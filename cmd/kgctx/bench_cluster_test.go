@@ -11,7 +11,8 @@ import (
 )
 
 // TestBenchCluster runs `kgctx bench cluster` small: the three deployments
-// start, import and answer blocks, and the table names each.
+// start, import and answer blocks, an org moves under writes, and the
+// table names each.
 func TestBenchCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts five kgctx processes; skipped with -short")
@@ -21,11 +22,12 @@ func TestBenchCluster(t *testing.T) {
 		t.Skip("FB15k-237 not available")
 	}
 	testlock.Cluster(t)
-	out, errOut, err := kgctx(t, nil, "bench", "cluster", "--triplets", "3000", "--queries", "40", "--datasets", dir)
+	out, errOut, err := kgctx(t, nil, "bench", "cluster", "--triplets", "3000", "--queries", "40", "--move-triplets", "1000", "--datasets", dir)
 	if err != nil {
 		t.Fatalf("bench cluster: %v\n%s\n%s", err, out, errOut)
 	}
-	for _, want := range []string{"kgctx serve (no cluster)", "cluster of 1 (JetStream R1)", "cluster of 3 (JetStream R3)", "first 3000 triplets"} {
+	for _, want := range []string{"kgctx serve (no cluster)", "cluster of 1 (JetStream R1)", "cluster of 3 (JetStream R3)", "first 3000 triplets",
+		"org move of org_move", "(1000 triplets)", "0 acknowledged triplets missing; the target's nodes identical: true"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report lacks %q:\n%s", want, out)
 		}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -155,6 +156,44 @@ func (n clusterNode) Status() api.ClusterStatus {
 	}
 	for _, s := range st.Stalled {
 		out.Stalled = append(out.Stalled, api.ClusterStall{Shard: s.Shard, Seq: s.Seq, Version: s.Version, Kind: s.Kind, Reason: s.Reason})
+	}
+	out.Moves = []api.OrgMove{}
+	for _, m := range st.Moves {
+		out.Moves = append(out.Moves, *orgMove(&m))
+	}
+	return out
+}
+
+func (n clusterNode) Placement(ctx context.Context, org string) (string, bool, *api.OrgMove, error) {
+	shard, over, err := n.Node.Placement(ctx, org)
+	if err != nil {
+		return "", false, nil, err
+	}
+	return shard, over, orgMove(n.Node.Move(org)), nil
+}
+
+func (n clusterNode) Place(ctx context.Context, org, shard string) (*api.OrgMove, error) {
+	m, err := n.Node.Place(ctx, org, shard)
+	return orgMove(m), err
+}
+
+// orgMove is a move record as the API answers it (nil for none).
+func orgMove(m *cluster.MoveRecord) *api.OrgMove {
+	if m == nil {
+		return nil
+	}
+	pos := func(shard string, seq uint64) string {
+		if seq == 0 {
+			return ""
+		}
+		return shard + ":" + strconv.FormatUint(seq, 10)
+	}
+	out := &api.OrgMove{ID: m.ID, OrgID: m.Org, From: m.From, To: m.To, Phase: m.Phase, Node: m.Node,
+		StartedAt: time.UnixMilli(m.Started).UTC(), UpdatedAt: time.UnixMilli(m.Beat).UTC(), Copied: m.Copied, Bytes: m.Bytes, Left: m.Left,
+		Fence: pos(m.From, m.Fence), Flip: pos(m.To, m.Flip), Drop: pos(m.From, m.Drop), PausedMs: m.PausedMs, Error: m.Error}
+	if m.Finished > 0 {
+		f := time.UnixMilli(m.Finished).UTC()
+		out.FinishedAt = &f
 	}
 	return out
 }

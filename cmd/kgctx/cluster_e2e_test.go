@@ -611,7 +611,9 @@ func clusterInSession(t *testing.T, nodes []*server, pos *positions) {
 }
 
 // clusterPlacement: an operator places a new org on a shard of its
-// choosing; its writes go there; an org with data is not moved.
+// choosing; its writes go there; once it has data, placing it elsewhere
+// moves its data: every node answers with all of it, its writes go to
+// its new shard, and the cluster's status reports the move.
 func clusterPlacement(t *testing.T, nodes []*server, pos *positions) {
 	var p struct {
 		OrgID, Shard string
@@ -644,8 +646,35 @@ func clusterPlacement(t *testing.T, nodes []*server, pos *positions) {
 			t.Fatalf("write of org_new on node %d: %d %s (position %q, want on %s) %v", i+1, a.code, a.body, a.seq, other, err)
 		}
 	}
-	if a, _ := ccall(nodes[0], pos, nil, "PUT", "/v1/admin/orgs/org_new/shard", clusterAdmin, "application/json", []byte(`{"shard": ""}`)); a.code != 409 {
-		t.Fatalf("moving org_new, which has data: %d %s", a.code, a.body)
+	// org_new has data now: removing its override moves it back to the
+	// shard hashing gives it, its data with it.
+	home, _ := cluster.ShardOf("org_new", shards, nil)
+	b = mustCall(t, nodes[0], pos, 200, "PUT", "/v1/admin/orgs/org_new/shard", clusterAdmin, "application/json", []byte(`{"shard": ""}`))
+	var moved struct {
+		Shard    string
+		Override bool
+		Move     *api.OrgMove
+	}
+	if err := json.Unmarshal(b, &moved); err != nil || moved.Shard != home || moved.Override || moved.Move == nil || moved.Move.Phase != "done" ||
+		moved.Move.From != other || moved.Move.To != home || moved.Move.Copied != 3 {
+		t.Fatalf("moving org_new, which has data, back to %s: %s", home, b)
+	}
+	a, err := ccall(nodes[2], pos, nil, "POST", "/v1/orgs/org_new/projects/p/triplets", imp, "application/json",
+		[]byte(`[{"source": "PlacedBack", "relationship": "calls", "target": "There"}]`))
+	if err != nil || a.code != 200 || !strings.HasPrefix(a.seq, home+":") {
+		t.Fatalf("a write of org_new after its move: %d %s (position %q, want on %s) %v", a.code, a.body, a.seq, home, err)
+	}
+	for i, n := range nodes { // every node answers with all of it
+		b := mustCall(t, n, pos, 200, "GET", "/v1/orgs/org_new/projects/p/graph/triplets?object=There", imp, "", nil)
+		for _, want := range []string{"Placed0", "Placed1", "Placed2", "PlacedBack"} {
+			if !bytes.Contains(b, []byte(want)) {
+				t.Fatalf("node %d after the move lacks %s: %s", i+1, want, b)
+			}
+		}
+	}
+	b = mustCall(t, nodes[1], pos, 200, "GET", "/v1/admin/cluster", clusterAdmin, "", nil)
+	if !bytes.Contains(b, []byte(`"orgId":"org_new"`)) || !bytes.Contains(b, []byte(`"phase":"done"`)) {
+		t.Fatalf("the cluster's status does not report the move: %s", b)
 	}
 }
 

@@ -51,6 +51,19 @@ const (
 	WriteInjectionLog = "injection_log"
 	WriteFeedback     = "feedback"
 	WriteToolResult   = "tool_result"
+	// An org's move from one shard of a cluster to another
+	// (compose/service/cluster, whose applier applies them; Move holds
+	// the entry): a write of the source shard copied to the target
+	// (org_copy), the source refusing the org's writes (org_fence) or
+	// taking them again (org_unfence, a move given up), the org living on
+	// the target from there (org_flip), the target's copy given up
+	// (org_abort) and the source's copy removed (org_drop).
+	WriteOrgCopy    = "org_copy"
+	WriteOrgFence   = "org_fence"
+	WriteOrgUnfence = "org_unfence"
+	WriteOrgFlip    = "org_flip"
+	WriteOrgAbort   = "org_abort"
+	WriteOrgDrop    = "org_drop"
 )
 
 // writeKinds are the kinds this binary applies (KnownKind).
@@ -60,7 +73,8 @@ func init() {
 	for _, k := range []string{WriteImport, WriteObservations, WriteDeleteTriplet, WriteDeleteNode, WriteDeleteObservation,
 		WriteUpdateObservation, WriteClear, WritePredicates, WriteMemoryConfig, WritePlan, WriteRecallMatrix, WriteBudgets,
 		WriteInSessionConfig, WritePolicies, WriteToken, WriteTokenRevoke, WriteQuotas, WriteLeaseClaim, WriteLeaseRefresh,
-		WriteEnqueue, WriteInjectClaim, WriteInjectAck, WriteInjectionLog, WriteFeedback, WriteToolResult} {
+		WriteEnqueue, WriteInjectClaim, WriteInjectAck, WriteInjectionLog, WriteFeedback, WriteToolResult,
+		WriteOrgCopy, WriteOrgFence, WriteOrgUnfence, WriteOrgFlip, WriteOrgAbort, WriteOrgDrop} {
 		writeKinds[k] = true
 	}
 }
@@ -125,6 +139,20 @@ type Write struct {
 	Outcome string                   `json:"outcome,omitempty"`
 	// ToolResult: the result a session's tool call gave.
 	ToolResult *compose.ToolResult `json:"toolResult,omitempty"`
+	// Move: an org move's entry (MoveKind kinds), whose format the
+	// cluster owns.
+	Move json.RawMessage `json:"move,omitempty"`
+}
+
+// MoveKind reports whether kind is a step of an org's move between the
+// shards of a cluster, which the cluster's applier applies (App.Apply
+// refuses them).
+func MoveKind(kind string) bool {
+	switch kind {
+	case WriteOrgCopy, WriteOrgFence, WriteOrgUnfence, WriteOrgFlip, WriteOrgAbort, WriteOrgDrop:
+		return true
+	}
+	return false
 }
 
 // Global reports whether w changes what every org sees (tokens, policies,
@@ -303,6 +331,8 @@ func (a *App) Apply(ctx context.Context, w Write, o ApplyOptions) (WriteResult, 
 			return res, fmt.Errorf("%w: a tool result write without its result", engine.ErrInvalidInput)
 		}
 		res.Learned, err = a.Composer.ToolResultAt(ctx, *w.ToolResult, iopt)
+	case WriteOrgCopy, WriteOrgFence, WriteOrgUnfence, WriteOrgFlip, WriteOrgAbort, WriteOrgDrop:
+		return res, fmt.Errorf("%w: a %s write is a step of a cluster's org move, which its applier applies", engine.ErrInvalidInput, w.Kind)
 	default:
 		// Not a refusal (Refused): a newer binary's kind, which a replica
 		// must neither apply nor record as applied.

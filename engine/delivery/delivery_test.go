@@ -228,3 +228,42 @@ func TestClaimInjectIDsReplays(t *testing.T) {
 		t.Fatalf("a later claim: %+v %v", c, err)
 	}
 }
+
+// TestDropOrg deletes an org's leases, queued injects and dedupe hashes,
+// and nothing of an org whose id starts with the same letters.
+func TestDropOrg(t *testing.T) {
+	s, _, _ := open(t)
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	for _, org := range []string{"org_a", "org_ab"} {
+		for _, ses := range []string{"ses_1", "ses_2"} {
+			if _, err := s.ClaimLease(Lease{SessionID: ses, WorkerID: "w1", OrgID: org}, time.Minute, now); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := s.Enqueue(Inject{SessionID: ses, OrgID: org, Text: "block of " + org}, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	n, err := s.DropOrg("org_a")
+	if err != nil || n != 6 { // two leases, two injects, two hashes
+		t.Fatalf("DropOrg: %d %v, want 6 records", n, err)
+	}
+	for _, ses := range []string{"ses_1", "ses_2"} {
+		if _, err := s.LeaseOf("org_a", ses); !errors.Is(err, engine.ErrNotFound) {
+			t.Errorf("org_a's lease of %s: %v", ses, err)
+		}
+		if ins, err := s.PendingInjects("org_a", ses); err != nil || len(ins) != 0 {
+			t.Errorf("org_a's injects of %s: %v %v", ses, ins, err)
+		}
+		if _, err := s.LeaseOf("org_ab", ses); err != nil {
+			t.Errorf("org_ab's lease of %s: %v", ses, err)
+		}
+		if ins, err := s.PendingInjects("org_ab", ses); err != nil || len(ins) != 1 {
+			t.Errorf("org_ab's injects of %s: %v %v", ses, ins, err)
+		}
+	}
+	// The same block queued again is new: its hash went with the org.
+	if _, dup, err := s.Enqueue(Inject{SessionID: "ses_1", OrgID: "org_a", Text: "block of org_a"}, now); err != nil || dup {
+		t.Fatalf("enqueue after the drop: duplicate %v, %v", dup, err)
+	}
+}

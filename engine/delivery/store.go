@@ -74,3 +74,26 @@ func setJSON(txn *badger.Txn, key []byte, v any) error {
 	}
 	return txn.Set(key, b)
 }
+
+// DropOrg deletes every lease, queued inject and dedupe hash of org's
+// sessions (its data moved to another shard of a cluster), and returns
+// how many records it deleted.
+func (s *Store) DropOrg(org string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	total := 0
+	for _, p := range []byte{engine.PrefixLease, engine.PrefixInject, engine.PrefixInjectHash} {
+		n, err := s.kv.DeleteWhere(orgPrefix(p, org), nil)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// orgPrefix is p org 0: the prefix of every session of org in key space p.
+func orgPrefix(p byte, org string) []byte {
+	k := engine.SessionKey(p, org, "")
+	return k[:len(k)-1]
+}

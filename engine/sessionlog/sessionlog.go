@@ -145,3 +145,12 @@ func (s *Store) InjectionLogs(org, session string) ([]InjectionLog, error) {
 	slices.Reverse(out)
 	return out, err
 }
+
+// DropOrg deletes every injection log of org (its data moved to another
+// shard of a cluster) and returns how many it deleted.
+func (s *Store) DropOrg(org string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := engine.SessionKey(engine.PrefixLog, org, "")
+	return s.kv.DeleteWhere(k[:len(k)-1], nil)
+}

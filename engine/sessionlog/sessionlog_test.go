@@ -93,3 +93,28 @@ func TestInjectionLogsAndFeedback(t *testing.T) {
 		t.Fatal("unknown outcome accepted")
 	}
 }
+
+// TestDropOrg deletes an org's injection logs and nothing of an org whose
+// id starts with the same letters.
+func TestDropOrg(t *testing.T) {
+	st, _ := enginetest.OpenDir(t, nil)
+	s := mustNew(t, st)
+	for _, org := range []string{"o", "o1"} {
+		for _, ses := range []string{"ses_1", "ses_2"} {
+			if _, err := s.PutInjectionLog(InjectionLog{SessionID: ses, OrgID: org, WorkType: "bug_fix"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n, err := s.DropOrg("o"); err != nil || n != 2 {
+		t.Fatalf("DropOrg: %d %v, want 2", n, err)
+	}
+	for _, ses := range []string{"ses_1", "ses_2"} {
+		if ls, err := s.InjectionLogs("o", ses); err != nil || len(ls) != 0 {
+			t.Errorf("o's logs of %s: %v %v", ses, ls, err)
+		}
+		if ls, err := s.InjectionLogs("o1", ses); err != nil || len(ls) != 1 {
+			t.Errorf("o1's logs of %s: %v %v", ses, ls, err)
+		}
+	}
+}

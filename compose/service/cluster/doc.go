@@ -5,7 +5,8 @@
 // shard ids (ShardOf), overridable per org; the shard list and the
 // overrides live in a JetStream key-value bucket (Placement), which every
 // node watches and keeps a copy of; Node.Place sets an override (PUT
-// /v1/admin/orgs/{org}/shard) for an org without data. Each shard is a
+// /v1/admin/orgs/{org}/shard), moving the org's data when it has some
+// (Moves, below). Each shard is a
 // JetStream stream with Config.Replicas copies; a further stream,
 // GlobalShard, carries the writes every node needs (tokens, policies,
 // operator settings).
@@ -96,6 +97,50 @@
 // carry the version a node applies; none: version 1), so that in a
 // rolling upgrade the nodes not yet upgraded apply every write; a write
 // of a kind an older node does not know still stalls it, never skips.
+//
+// Moves. An org's data on a store is the result of its history: the
+// entries of its shard's log applied to it (its data entries; each
+// replica keeps, per log, the org's record there, streamOrg, and an
+// index of its entries). Node.Place of an org with data onto another
+// shard starts a move (MoveRecord, key "move.ORG" of the placement
+// bucket, signed; a mover runs it on the node serving the source):
+// org_copy entries on the target's log copy each data entry of the
+// source, as the source's appliers took it (the write, the log and
+// sequence its ids are seeded by, the log's time, the record of its
+// idempotency key), so that every replica of the target applies it as
+// the source's did; once the target's nodes have taken the copies (their
+// member records carry the sequences they applied), org_fence on the
+// source refuses the org's writes there (RejectMoving: 503, retry), the
+// last entries are copied, org_flip on the target makes the org live
+// there, the placement's override names the target with the flip's
+// sequence (Placement.Since: a node of the target serves the org only
+// once it applied it, Route waiting for that within ReadWait), and
+// org_drop on the source removes the source's copy. The steps are log
+// version 3: published only once every live node applies it, stalling
+// a node that does not. Steps are admitted only on the logs they belong
+// to: a target's on a shard a signed move record named
+// (Placement.MayReceive), a source's on a shard the org was placed on.
+//
+// A store may apply both logs. It keeps one copy of the org, and an
+// orgState (per store, under the org's lock, recorded with each
+// sequence) says which log's history it is and how far: an entry the
+// copy has is skipped by whichever applier meets it second (the
+// publisher's result kept for it), an entry after a gap first fills the
+// gap from the applier's own log (its index), an entry of another log
+// or era starts the copy again, and the drop waits (within 30 s) for the
+// target's applier on the same store to flip, so that the copy stays.
+// Whatever the order, the copy ends as the history says.
+//
+// A move survives its runner: the record, saved each second, is taken
+// over (compare-and-set) by a node serving the source once its runner is
+// silent for 15 s, or by the same node restarted; steps sent again carry
+// the same message id (JetStream's duplicate) or are skipped as
+// applied. Node.Place of the source while the move copies gives it up
+// (org_unfence, org_abort: the target's copy goes where the source is
+// not applied), and so does a fence not followed by a flip within 30 s.
+// A store written by a release before moves has no index of the part of
+// the log it applied then: that part is read from the log (legacyEntries)
+// and its orgs get their state when the node starts (tagLegacy).
 //
 // Failures. With NATS out of reach or without a quorum, a write JetStream
 // certainly did not store (no stream answered, an error answer, nothing

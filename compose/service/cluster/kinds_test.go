@@ -18,6 +18,10 @@ var kindsOf = map[int]string{
 	2: "clear delete_node delete_observation delete_triplet enqueue feedback import in_session_config " +
 		"inject_ack inject_claim injection_log lease_claim lease_refresh memory_config observations plan " +
 		"policies predicates quotas recall_matrix budgets token token_revoke tool_result update_observation",
+	3: "clear delete_node delete_observation delete_triplet enqueue feedback import in_session_config " +
+		"inject_ack inject_claim injection_log lease_claim lease_refresh memory_config observations plan " +
+		"policies predicates quotas recall_matrix budgets token token_revoke tool_result update_observation " +
+		"org_copy org_fence org_unfence org_flip org_abort org_drop",
 }
 
 func TestNewKindsNeedANewVersion(t *testing.T) {

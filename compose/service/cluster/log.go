@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -104,8 +105,10 @@ const (
 // would make its store differ from the newer replicas'.
 const (
 	// LogVersion is the version this binary writes and the newest it
-	// applies.
-	LogVersion = 2
+	// applies. Version 3 adds the steps of an org's move
+	// (service.MoveKind kinds), published only once every live node
+	// applies it.
+	LogVersion = 3
 	// unversioned is the version of a write without versionHeader: the
 	// format before versions (the same encoding and kinds as version 2,
 	// which adds only the header).
@@ -336,6 +339,13 @@ type Applier struct {
 	recovery []partialMark       // the split writes to read again at start
 	logged   map[string]*logLimit
 	swept    time.Time // the log's time of the last sweep of keyed writes
+	// book is the store's state of each org's copy, orgs this log's
+	// record of each org (a cache), pending the cache updates of the
+	// sequence being recorded; reader reads this log for a gap.
+	book    *orgBook
+	orgs    map[string]*streamOrg
+	pending []func()
+	reader  *logReader
 
 	mu      sync.Mutex
 	applied uint64
@@ -377,6 +387,15 @@ type ApplierOptions struct {
 	// KnownVersion is the newest write format version the applier
 	// applies (default LogVersion; tests simulate an upgraded binary).
 	KnownVersion int
+	// Receives reports whether a move of org to shard was ever started
+	// (Placement.MayReceive): the steps of a move into this log are
+	// admitted only then. Nil: none is.
+	Receives func(ctx context.Context, org, shard string) (bool, error)
+	// Local returns this node's applier of shard (nil: none runs here):
+	// a drop of a moved org waits for the applier of the shard it moved
+	// to on the same store, and a move given up keeps the copy of a
+	// store that applies the source.
+	Local func(shard string) *Applier
 }
 
 // applied is the outcome of a write this node published.
@@ -417,7 +436,7 @@ func NewApplier(app *service.App, js jetstream.JetStream, keys *Keys, shard stri
 	}
 	a := &Applier{app: app, js: js, keys: keys, o: o, stream: StreamName(keys.cluster, shard), shard: shard,
 		subject: notifySubject(keys.cluster, shard), changed: make(chan struct{}), results: map[uint64]applied{},
-		parts: map[string]*partial{}, log: app.Logger}
+		parts: map[string]*partial{}, log: app.Logger, orgs: map[string]*streamOrg{}}
 	if a.log == nil {
 		a.log = slog.Default()
 	}
@@ -433,6 +452,18 @@ func NewApplier(app *service.App, js jetstream.JetStream, keys *Keys, shard stri
 	a.applied = seq
 	if len(note) > 0 && json.Unmarshal(note, &a.recovery) != nil {
 		return nil, fmt.Errorf("cluster: applied record of %s: undecodable split writes", a.stream)
+	}
+	if a.book, err = bookOf(app); err != nil {
+		return nil, err
+	}
+	// The index of the orgs' data entries starts where this release
+	// first applied the log.
+	if _, err := rec.Keyed(indexFrom); errors.Is(err, engine.ErrNotFound) {
+		if err := rec.Put(engine.AppliedKeyed{ID: indexFrom, Value: binary.BigEndian.AppendUint64(nil, seq+1)}); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -805,6 +836,7 @@ func (a *Applier) apply(ctx context.Context, seq uint64, m *jetstream.RawStreamM
 	var res service.WriteResult
 	var err error
 	trusted := false
+	a.pending = a.pending[:0]
 	if logHeaders(seq, m) == nil {
 		a.expire(m.Time)
 	}
@@ -816,7 +848,8 @@ func (a *Applier) apply(ctx context.Context, seq uint64, m *jetstream.RawStreamM
 	}
 	data := m.Data
 	var rej *refusal
-	split := "" // the id of a split write whose last part this is
+	split := ""  // the id of a split write whose last part this is
+	first := seq // the sequence of its first part
 	switch {
 	case reason != "":
 		rej = &refusal{reason, cerr}
@@ -829,6 +862,7 @@ func (a *Applier) apply(ctx context.Context, seq uint64, m *jetstream.RawStreamM
 		}
 		if rej == nil {
 			split = m.Header.Get(idHeader)
+			first = a.parts[split].first
 		}
 	default:
 		trusted = true
@@ -855,6 +889,7 @@ func (a *Applier) apply(ctx context.Context, seq uint64, m *jetstream.RawStreamM
 		}
 		keyed = &keyedRecord{ID: id, Seq: seq, At: m.Time.UnixMilli()}
 	}
+	var extra []engine.AppliedKeyed
 	if rej == nil {
 		var w service.Write
 		if json.Unmarshal(data, &w) != nil {
@@ -867,13 +902,15 @@ func (a *Applier) apply(ctx context.Context, seq uint64, m *jetstream.RawStreamM
 		} else if rej, err = a.admit(ctx, w); err != nil {
 			return err // the placement is out of reach: try again
 		} else if rej == nil {
-			res, err = a.app.Apply(ctx, w, service.ApplyOptions{Now: m.Time.UTC(), IDs: engine.NewIDSource(a.keys.idSeed(a.stream, seq))})
-			if errors.Is(err, service.ErrUnknownKind) {
-				return a.stalled(Stall{Seq: seq, Version: writeVersion(m.Header), Kind: w.Kind, Reason: err.Error()})
+			h, herr := a.handle(ctx, seq, first, m, w)
+			if herr != nil {
+				if errors.Is(herr, service.ErrUnknownKind) {
+					return a.stalled(Stall{Seq: seq, Version: writeVersion(m.Header), Kind: w.Kind, Reason: herr.Error()})
+				}
+				return herr // this replica's own failure: try again
 			}
-			if err != nil && !service.Refused(err) {
-				return err // this replica's own failure: try again
-			}
+			defer h.release()
+			res, err, extra, rej = h.res, h.err, h.extra, h.rej
 		}
 	}
 	if rej != nil {
@@ -886,7 +923,7 @@ func (a *Applier) apply(ctx context.Context, seq uint64, m *jetstream.RawStreamM
 	}
 	// A refused write was refused on every replica alike; it is recorded
 	// as applied and answered with its error.
-	if err := a.record(seq, trusted && m.Header.Get(originHeader) == a.o.Origin && a.o.Origin != "", res, err, keyed); err != nil {
+	if err := a.record(seq, trusted && m.Header.Get(originHeader) == a.o.Origin && a.o.Origin != "", res, err, keyed, extra...); err != nil {
 		return err
 	}
 	if keyed != nil && m.Time.Sub(a.swept) > keyedSweep {
@@ -896,6 +933,222 @@ func (a *Applier) apply(ctx context.Context, seq uint64, m *jetstream.RawStreamM
 	}
 	if split != "" {
 		delete(a.parts, split) // applied whole
+	}
+	return nil
+}
+
+// handled is what handle did with a write: its result, the records to
+// stage with its sequence, or a refusal; release ends what it holds (the
+// org's lock) once the sequence is recorded.
+type handled struct {
+	res     service.WriteResult
+	err     error
+	extra   []engine.AppliedKeyed
+	rej     *refusal
+	release func()
+}
+
+func nothing() {}
+
+// handle applies w, the write of message seq (whose first part is
+// first): a global write, an org's write (a data entry of the org's
+// history, unless the org's writes pause here while it moves) or a
+// step of a move. An error is this replica's own (the write is to be
+// applied again).
+func (a *Applier) handle(ctx context.Context, seq, first uint64, m *jetstream.RawStreamMsg, w service.Write) (h handled, err error) {
+	h.release = nothing
+	if a.shard == GlobalShard {
+		h.res, h.err = a.app.Apply(ctx, w, service.ApplyOptions{Now: m.Time.UTC(), IDs: engine.NewIDSource(a.keys.idSeed(a.stream, seq))})
+		if h.err != nil && (errors.Is(h.err, service.ErrUnknownKind) || !service.Refused(h.err)) {
+			return h, h.err
+		}
+		return h, nil
+	}
+	if service.MoveKind(w.Kind) {
+		return a.move(ctx, seq, first, m, w)
+	}
+	so, err := a.streamOrg(w.Org)
+	if err != nil {
+		return h, err
+	}
+	if so.Fenced != "" || so.Incoming != "" {
+		h.rej = &refusal{RejectMoving, fmt.Errorf("%w: org %s is moving between shards (%s); its writes pause until it lives on its new shard, in moments; retry",
+			ErrUnavailable, w.Org, a.shard)}
+		return h, nil
+	}
+	release := a.book.lock(w.Org)
+	e := &dataEntry{org: w.Org, src: a.shard, seq: seq, prev: so.Last, era: so.Era, w: w, seed: a.keys.idSeed(a.stream, seq), at: m.Time.UTC()}
+	t, err := a.take(ctx, e, seq)
+	if err != nil {
+		release()
+		return h, err
+	}
+	so.Last = seq
+	if h.extra, err = a.stageAll(w.Org, so, t.state, stageIndex(w.Org, seq, first)); err != nil {
+		release()
+		return h, err
+	}
+	h.res, h.err, h.release = t.res, t.err, release
+	return h, nil
+}
+
+// stageAll stages so (this log's record of org), st (the store's state
+// of org; nil: unchanged) and more, and takes st into the book once the
+// sequence is recorded.
+func (a *Applier) stageAll(org string, so *streamOrg, st *orgState, more ...engine.AppliedKeyed) ([]engine.AppliedKeyed, error) {
+	k, err := a.stageOrg(org, so)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]engine.AppliedKeyed{k}, more...)
+	if st != nil {
+		ks, err := a.book.stage(org, st)
+		if err != nil {
+			return nil, err
+		}
+		c := *st
+		a.pending = append(a.pending, func() { a.book.set(org, &c) })
+		out = append(out, ks)
+	}
+	return out, nil
+}
+
+// taken is what take did.
+type taken struct {
+	res   service.WriteResult
+	err   error
+	state *orgState // the store's state of the org to record
+}
+
+// take applies data entry e, at position pos of this applier's log, to
+// the store, unless the store's copy of the org has it already
+// (orgState), after the entries before it that the copy lacks; the org's
+// lock is held. A copy's entry (from another log) taken first here
+// leaves its result for the applier of its own log, which finds it taken
+// (a store that applies both logs).
+//
+// The store's copy of an org follows one log from an era: an entry this
+// log's history up to where the copy stands includes is skipped (the
+// copy went ahead of this applier, through another log's copies of it);
+// an entry of another log, or of another era, starts the copy again from
+// the entry's era (empty), but for an entry of this applier's own log
+// that the copy is past (a later era).
+func (a *Applier) take(ctx context.Context, e *dataEntry, pos uint64) (taken, error) {
+	st, err := a.book.get(e.org)
+	if err != nil {
+		return taken{}, err
+	}
+	native := e.src == a.shard
+	switch {
+	case st == nil:
+		st = &orgState{Src: e.src, At: e.era, Era: e.era} // nothing of the org here: empty
+	case st.includes(a.shard, pos):
+		// This log's history through here is in the copy already.
+		return a.found(e), nil
+	case st.Src == e.src && st.Era > e.era && native:
+		// An entry the copy is past: a later era started (applied
+		// ahead of this log's applier, from a copy of it).
+		return a.found(e), nil
+	case st.Src != e.src || st.Era != e.era:
+		if err := a.fresh(ctx, e.org); err != nil {
+			return taken{}, err
+		}
+		st = &orgState{Src: e.src, At: e.era, Era: e.era}
+	}
+	if e.seq <= st.At {
+		t := a.found(e)
+		return t, nil
+	}
+	if e.prev > st.At {
+		if err := a.fill(ctx, st, e.org, e.src, e.prev); err != nil {
+			return taken{}, err
+		}
+	}
+	res, werr := a.app.Apply(ctx, e.w, service.ApplyOptions{Now: e.at, IDs: engine.NewIDSource(e.seed)})
+	if werr != nil && (errors.Is(werr, service.ErrUnknownKind) || !service.Refused(werr)) {
+		return taken{}, werr
+	}
+	if !native {
+		a.book.took(e.src, e.seq, res, werr)
+	}
+	st.At = e.seq
+	return taken{res: res, err: werr, state: st}, nil
+}
+
+// found is what taking an entry the store's copy already has gives: the
+// result another applier of the store kept, if any.
+func (a *Applier) found(e *dataEntry) taken {
+	if r, ok := a.book.taken(e.src, e.seq); ok {
+		return taken{res: r.res, err: r.err}
+	}
+	return taken{}
+}
+
+// fresh empties the store's copy of org, if it holds anything of it.
+func (a *Applier) fresh(ctx context.Context, org string) error {
+	has, err := a.app.OrgHasData(org)
+	if err != nil || !has {
+		return err
+	}
+	a.log.Info("cluster: this store's copy of an org removed", "stream", a.stream, "org", org)
+	return a.app.DropOrg(ctx, org)
+}
+
+// fill applies the entries of org's history on src's log in (st.At,
+// through], read from this applier's own log: its own entries (src is
+// its shard), or the copies from src it holds. It records st after each.
+// It is what a copy that lost its place catches up with (an era started
+// again under it, a store whose source's applier went ahead or away).
+func (a *Applier) fill(ctx context.Context, st *orgState, org, src string, through uint64) error {
+	so, err := a.streamOrg(org)
+	if err != nil {
+		return err
+	}
+	after := so.Era
+	if src == a.shard {
+		after = st.At
+	}
+	refs, err := dataEntries(ctx, a.app, a.js, a.keys, a.shard, org, after, a.Applied(), a.o.Places)
+	if err != nil {
+		return err
+	}
+	if a.reader == nil {
+		if a.reader, err = newReader(ctx, a.js, a.keys, a.shard); err != nil {
+			return err
+		}
+	}
+	a.log.Info("cluster: filling a gap in this store's copy of an org from the log", "stream", a.stream, "org", org, "from", src,
+		"after", st.At, "through", through, "entries", len(refs))
+	for _, ref := range refs {
+		e, _, err := readEntry(ctx, a.reader, a.keys, a.shard, ref)
+		if err != nil {
+			return err
+		}
+		if src == a.shard {
+			// This log's own history: its entries, copies of an earlier
+			// move here among them, by their place here.
+			e.src, e.seq = a.shard, ref.seq
+		}
+		if e.src != src || e.seq <= st.At || e.org != org {
+			continue
+		}
+		if e.seq > through {
+			break
+		}
+		res, werr := a.app.Apply(ctx, e.w, service.ApplyOptions{Now: e.at, IDs: engine.NewIDSource(e.seed)})
+		if werr != nil && (errors.Is(werr, service.ErrUnknownKind) || !service.Refused(werr)) {
+			return werr
+		}
+		if e.src != a.shard {
+			a.book.took(e.src, e.seq, res, werr)
+		}
+		st.At = e.seq
+		if err := a.book.put(org, st); err != nil {
+			return err
+		}
+	}
+	if st.At != through {
+		return fmt.Errorf("cluster: org %s's history on %s through %d is not all on %s (reached %d); the log is not applied past it", org, src, through, a.stream, st.At)
 	}
 	return nil
 }
@@ -932,6 +1185,9 @@ func (a *Applier) admit(ctx context.Context, w service.Write) (*refusal, error) 
 	if engine.ValidateID(w.Org) != nil {
 		return &refusal{RejectShard, fmt.Errorf("%w: a write of kind %q names no valid org", engine.ErrInvalidInput, w.Kind)}, nil
 	}
+	if service.MoveKind(w.Kind) {
+		return a.admitMove(ctx, w)
+	}
 	ok, err := a.o.Places(ctx, w.Org, a.shard)
 	if err != nil {
 		return nil, err
@@ -943,10 +1199,11 @@ func (a *Applier) admit(ctx context.Context, w service.Write) (*refusal, error) 
 }
 
 // record notes seq applied in the store's AppliedLog (with the split
-// writes still incomplete, to read again after a restart, and a keyed
-// write's record when keyed is not nil, in the same transaction) and, for
-// a write this node published, its result.
-func (a *Applier) record(seq uint64, keep bool, res service.WriteResult, err error, keyed *keyedRecord) error {
+// writes still incomplete, to read again after a restart, a keyed write's
+// record when keyed is not nil, and extra, in the same transaction) and,
+// for a write this node published, its result. The caches of what it
+// recorded follow (a.pending) once it committed.
+func (a *Applier) record(seq uint64, keep bool, res service.WriteResult, err error, keyed *keyedRecord, extra ...engine.AppliedKeyed) error {
 	var note []byte // the split writes still incomplete, JSON
 	if len(a.parts) > 0 {
 		marks := make([]partialMark, 0, len(a.parts))
@@ -962,7 +1219,7 @@ func (a *Applier) record(seq uint64, keep bool, res service.WriteResult, err err
 			}
 		}
 	}
-	var staged []engine.AppliedKeyed
+	staged := extra
 	if keyed != nil {
 		kv, jerr := json.Marshal(keyed)
 		if jerr != nil {
@@ -971,8 +1228,13 @@ func (a *Applier) record(seq uint64, keep bool, res service.WriteResult, err err
 		staged = append(staged, engine.AppliedKeyed{ID: keyed.ID, Value: kv})
 	}
 	if err := a.rec.Record(seq, note, staged...); err != nil {
+		a.pending = a.pending[:0]
 		return err
 	}
+	for _, f := range a.pending {
+		f()
+	}
+	a.pending = a.pending[:0]
 	res.Seq, res.Shard = seq, a.shard
 	a.mu.Lock()
 	a.applied = seq
@@ -1092,7 +1354,7 @@ func (a *Applier) keyed(id string, now time.Time) (*keyedRecord, error) {
 // replica sweeps changes nothing it decides.
 func (a *Applier) sweep(now time.Time) error {
 	var old []string
-	err := a.rec.EachKeyed(func(id string, v []byte) error {
+	err := a.rec.EachKeyedPrefix(keyedPrefix, func(id string, v []byte) error {
 		var r keyedRecord
 		if json.Unmarshal(v, &r) != nil || now.Sub(time.UnixMilli(r.At)) > keyedKeep {
 			old = append(old, id)

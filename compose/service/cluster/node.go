@@ -97,6 +97,10 @@ type member struct {
 	// LogVersion is the newest log version the node applies; none: a
 	// release before versions (version 1).
 	LogVersion int `json:"logVersion,omitempty"`
+	// Applied is, per shard the node serves, the last sequence it
+	// applied at the heartbeat (a move waits for its target's nodes to
+	// take the copies before it pauses the org's writes).
+	Applied map[string]uint64 `json:"applied,omitempty"`
 }
 
 // writeVersion is the log version this node publishes in: the oldest
@@ -149,6 +153,8 @@ type Node struct {
 	seen    map[string]seenMember
 	// watching: the members bucket's watcher runs (seen is current).
 	watching bool
+	// movers: the orgs whose move runs on this node.
+	movers map[string]bool
 }
 
 // seenMember is the latest valid record of a node the watcher saw.
@@ -217,7 +223,8 @@ func Start(ctx context.Context, app *service.App, cfg Config) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	n := &Node{cfg: cfg, app: app, log: log, keys: keys, running: map[string]*follower{}, members: map[string]member{}, seen: map[string]seenMember{}}
+	n := &Node{cfg: cfg, app: app, log: log, keys: keys, running: map[string]*follower{}, members: map[string]member{}, seen: map[string]seenMember{},
+		movers: map[string]bool{}}
 	var b [16]byte
 	rand.Read(b[:])
 	n.origin = cfg.NodeID + "/" + hex.EncodeToString(b[:])
@@ -269,6 +276,9 @@ func Start(ctx context.Context, app *service.App, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	if err := n.retry(ctx, "write the member record", n.beat); err != nil {
+		return nil, err
+	}
+	if err := n.retry(ctx, "record where the store's orgs stand", n.tagLegacy); err != nil {
 		return nil, err
 	}
 	n.reconcile()
@@ -506,6 +516,7 @@ func (n *Node) loop() {
 				n.log.Warn("cluster: members", "err", err)
 			}
 		}
+		n.resumeMoves(ctx)
 		cancel()
 		n.reconcile()
 	}
@@ -514,12 +525,13 @@ func (n *Node) loop() {
 // beat publishes this node's record and reads the others'.
 func (n *Node) beat(ctx context.Context) error {
 	n.mu.Lock()
-	me := member{ID: n.cfg.NodeID, URL: n.cfg.Advertise, At: time.Now().UnixMilli(), LogVersion: LogVersion}
+	me := member{ID: n.cfg.NodeID, URL: n.cfg.Advertise, At: time.Now().UnixMilli(), LogVersion: LogVersion, Applied: map[string]uint64{}}
 	for s, f := range n.running {
 		// A stalled shard is not offered: the other nodes send its
 		// requests to one that applies it in full.
 		if f.serving && f.ap.Stalled() == nil {
 			me.Serving = append(me.Serving, s)
+			me.Applied[s] = f.ap.Applied()
 		}
 	}
 	n.mu.Unlock()
@@ -680,8 +692,8 @@ func (n *Node) reconcile() {
 }
 
 func (n *Node) startLocked(shard string) error {
-	ap, err := NewApplier(n.app, n.js, n.keys, shard, ApplierOptions{Origin: n.origin, Places: n.place.MayHold,
-		MaxWriteBytes: n.cfg.MaxWriteBytes, Rejected: func(reason string) { n.count.add(&n.count.writes, reason) }})
+	ap, err := NewApplier(n.app, n.js, n.keys, shard, ApplierOptions{Origin: n.origin, Places: n.place.MayHold, Receives: n.place.MayReceive,
+		MaxWriteBytes: n.cfg.MaxWriteBytes, Rejected: func(reason string) { n.count.add(&n.count.writes, reason) }, Local: n.local})
 	if err != nil {
 		return err
 	}
@@ -723,6 +735,16 @@ func (n *Node) startLocked(shard string) error {
 	return nil
 }
 
+// local returns this node's applier of shard, or nil.
+func (n *Node) local(shard string) *Applier {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if f := n.running[shard]; f != nil {
+		return f.ap
+	}
+	return nil
+}
+
 func (n *Node) waitReady(ctx context.Context, shard string) error {
 	for {
 		n.mu.Lock()
@@ -755,6 +777,77 @@ func (n *Node) shardOf(ctx context.Context, org string) (string, error) {
 		return "", fmt.Errorf("%w: placement: %v", ErrUnavailable, err)
 	}
 	return s, nil
+}
+
+// routeShard places org for a request: as this node's copy of the
+// placement does, unless the org may have just moved away from that
+// shard (its move flipping, or this store's copy of it removed by a
+// move): then as the bucket says (the copy of the placement may lag it).
+func (n *Node) routeShard(ctx context.Context, org string) (string, since, error) {
+	shard, err := n.shardOf(ctx, org)
+	if err != nil || org == "" {
+		return shard, since{}, err
+	}
+	on, seq := n.place.Since(org)
+	here := since{Shard: on, Seq: seq}
+	flipping := false
+	if mv, _ := n.place.Move(org); mv != nil && mv.From == shard && (mv.Phase == PhaseFenced || mv.Phase == PhaseFlipped) {
+		flipping = true
+	}
+	if !flipping {
+		book, err := bookOf(n.app)
+		if err != nil {
+			return "", since{}, err
+		}
+		st, err := book.get(org)
+		if err != nil || st == nil || st.Src != shard || st.Era == 0 || st.At != st.Era {
+			return shard, here, err
+		}
+	}
+	shards, err := n.place.Shards(ctx)
+	if err != nil {
+		return "", since{}, fmt.Errorf("%w: placement: %v", ErrUnavailable, err)
+	}
+	var o overrideRecord
+	found, err := n.place.newest(ctx, "org."+org, &o)
+	if err != nil {
+		return "", since{}, fmt.Errorf("%w: placement: %v", ErrUnavailable, err)
+	}
+	over := map[string]string{}
+	if found && o.Shard != "" {
+		over[org] = o.Shard
+	}
+	s, err := ShardOf(org, shards, over)
+	if err != nil {
+		return "", since{}, fmt.Errorf("%w: placement: %v", ErrUnavailable, err)
+	}
+	return s, since{Shard: o.On, Seq: o.Since}, nil
+}
+
+// ready reports whether this node serves org from shard: it serves the
+// shard (not stalled), and, if a move put the org there from a sequence
+// of the shard's log on (its flip), it has applied it; it waits for that
+// within ReadWait, then answers ErrUnavailable (a node of the shard never
+// answers for an org before it holds all of it).
+func (n *Node) ready(ctx context.Context, org, shard string, from since) (bool, error) {
+	n.mu.Lock()
+	f := n.running[shard]
+	serving := f != nil && f.serving && f.ap.Stalled() == nil
+	n.mu.Unlock()
+	if !serving {
+		return false, nil
+	}
+	on, seq := from.Shard, from.Seq
+	if on != shard || seq == 0 || f.ap.Applied() >= seq {
+		return true, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, n.cfg.ReadWait)
+	defer cancel()
+	if err := f.ap.WaitFor(wctx, seq); err != nil {
+		return false, fmt.Errorf("%w: org %s moved to shard %s at %s:%d, which this node has not applied within %s; retry",
+			ErrUnavailable, org, shard, shard, seq, n.cfg.ReadWait)
+	}
+	return true, nil
 }
 
 // Stale reports whether org's shard is one this node stopped applying at
@@ -795,40 +888,6 @@ func (n *Node) Placement(ctx context.Context, org string) (string, bool, error) 
 	return s, over, nil
 }
 
-// Place overrides org's shard ("" removes the override). The API routes
-// the request to a node serving the org's present shard: an org that
-// already has data there is refused (its data would stay behind).
-func (n *Node) Place(ctx context.Context, org, shard string) error {
-	cur, _, err := n.Placement(ctx, org)
-	if err != nil {
-		return err
-	}
-	if shard != "" && !slices.Contains(n.shards, shard) {
-		return fmt.Errorf("%w: %q is not a shard of the cluster (%s)", engine.ErrInvalidInput, shard, strings.Join(n.shards, ", "))
-	}
-	next := shard
-	if next == "" {
-		next, _ = ShardOf(org, n.shards, nil)
-	}
-	if next != cur {
-		for _, t := range n.app.Store.Tenants() {
-			if t.Org == org {
-				return fmt.Errorf("%w: org %s has data on shard %s; moving an org's data to another shard is not supported", engine.ErrConflict, org, cur)
-			}
-		}
-	}
-	if err := n.place.Override(ctx, org, shard); err != nil {
-		return fmt.Errorf("%w: placement: %v", ErrUnavailable, err)
-	}
-	// Answer once this node's copy has it.
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if s, _, err := n.place.Lookup(ctx, org); err == nil && s == next {
-			return nil
-		}
-	}
-	return nil
-}
-
 // Write publishes w to its shard's log and answers once this node has
 // applied it (service.Writer). The API sends a node only the writes of
 // the orgs it serves (Route).
@@ -842,6 +901,11 @@ func (n *Node) Write(ctx context.Context, w service.Write) (service.WriteResult,
 		if shard, err = n.shardOf(ctx, w.Org); err != nil {
 			return service.WriteResult{}, err
 		}
+	}
+	if mv, _ := n.place.Move(w.Org); mv != nil && w.Org != "" && mv.From == shard && (mv.Phase == PhaseFenced || mv.Phase == PhaseFlipped) {
+		// Refused at the source from its fence on: nothing is published.
+		return service.WriteResult{}, fmt.Errorf("%w: org %s is moving from shard %s to %s; its writes pause until it lives there, in moments; nothing was written; retry",
+			ErrUnavailable, w.Org, mv.From, mv.To)
 	}
 	n.mu.Lock()
 	f := n.running[shard]
@@ -950,6 +1014,34 @@ func (n *Node) WaitGlobal(ctx context.Context, header string) error {
 // (keyed by the cluster secret).
 func (n *Node) PrincipalMAC(data []byte) []byte { return n.keys.PrincipalMAC(data) }
 
+// caughtUp reports whether every live node serving shard had applied,
+// at its last heartbeat, made after since, what published(heartbeat's
+// time) names (the last sequence published by then), and how many serve
+// it.
+func (n *Node) caughtUp(shard string, since time.Time, published func(at time.Time) uint64) (ok bool, serving int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ok = true
+	for id, m := range n.members {
+		applied, at := m.Applied[shard], time.UnixMilli(m.At)
+		if id == n.cfg.NodeID {
+			// This node's own, now rather than at its last heartbeat.
+			f := n.running[shard]
+			if f == nil || !f.serving || f.ap.Stalled() != nil {
+				continue
+			}
+			applied, at = f.ap.Applied(), time.Now()
+		} else if !slices.Contains(m.Serving, shard) {
+			continue
+		}
+		serving++
+		if at.Before(since) || applied < published(at) {
+			ok = false
+		}
+	}
+	return ok, serving
+}
+
 // Counters reports the writes this node's appliers refused and the
 // records it ignored since it started.
 func (n *Node) Counters() Counters { return n.count.snapshot() }
@@ -960,16 +1052,16 @@ func (n *Node) Counters() Counters { return n.count.snapshot() }
 // the nodes that serve it; with none, this node answers from what it
 // applied (its writes refused: Write).
 func (n *Node) Route(ctx context.Context, org string) ([]string, error) {
-	shard, err := n.shardOf(ctx, org)
+	shard, from, err := n.routeShard(ctx, org)
 	if err != nil {
+		return nil, err
+	}
+	if ok, err := n.ready(ctx, org, shard, from); ok || err != nil {
 		return nil, err
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	f := n.running[shard]
-	if f != nil && f.serving && f.ap.Stalled() == nil {
-		return nil, nil
-	}
 	var urls []string
 	for _, id := range holders(shard, n.members, len(n.members)) {
 		if m := n.members[id]; id != n.cfg.NodeID && slices.Contains(m.Serving, shard) {
@@ -999,8 +1091,11 @@ func (n *Node) Route(ctx context.Context, org string) ([]string, error) {
 // single server does (compose.Injector), and its sessions move to the
 // next node once the members bucket forgets it.
 func (n *Node) RouteSession(ctx context.Context, org, session string) ([]string, error) {
-	shard, err := n.shardOf(ctx, org)
+	shard, from, err := n.routeShard(ctx, org)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := n.ready(ctx, org, shard, from); err != nil {
 		return nil, err
 	}
 	n.mu.Lock()
@@ -1040,7 +1135,13 @@ type Status struct {
 	// Stalled are the shards whose log this node stopped applying at a
 	// write it cannot apply (a newer binary's), by shard.
 	Stalled []Stall `json:"stalled"`
+	// Moves are the orgs' moves in progress, and those that ended within
+	// movesKept, by org.
+	Moves []MoveRecord `json:"moves"`
 }
+
+// movesKept is how long the status lists a move that ended.
+const movesKept = 24 * time.Hour
 
 // Member is a live node as the members bucket shows it.
 type Member struct {
@@ -1053,7 +1154,13 @@ type Member struct {
 func (n *Node) Status() Status {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	st := Status{Cluster: n.cfg.Cluster, Node: n.cfg.NodeID, Applied: map[string]uint64{}, Serving: []string{}, Members: []Member{}, Stalled: []Stall{}}
+	st := Status{Cluster: n.cfg.Cluster, Node: n.cfg.NodeID, Applied: map[string]uint64{}, Serving: []string{}, Members: []Member{}, Stalled: []Stall{},
+		Moves: []MoveRecord{}}
+	for _, m := range n.place.Moves() {
+		if !m.Ended() || time.Since(time.UnixMilli(m.Finished)) < movesKept {
+			st.Moves = append(st.Moves, m)
+		}
+	}
 	for _, m := range n.members {
 		st.Members = append(st.Members, Member{ID: m.ID, URL: m.URL, Serving: append([]string{}, m.Serving...)})
 	}

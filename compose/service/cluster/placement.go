@@ -72,6 +72,24 @@ type Placement struct {
 	at      map[string]int64    // key -> time of the value in the copy
 	over    map[string]string   // org -> shard
 	ever    map[string][]string // org -> every shard a valid override named
+	since   map[string]since    // org -> where its last move put it, from which sequence
+	moves   map[string]*moveAt  // org -> its latest move
+	everTo  map[string][]string // org -> every shard a valid move record moved it to
+}
+
+// since is where an override placed an org at the end of a move: from
+// sequence Seq of Shard's log on (its flip), which a node of that shard
+// serves the org only once it has applied.
+type since struct {
+	Shard string
+	Seq   uint64
+}
+
+// moveAt is a move record as the copy holds it, with the revision of the
+// bucket's value (for a compare-and-set).
+type moveAt struct {
+	rec MoveRecord
+	rev uint64
 }
 
 // PlacementBucket names the placement bucket of cluster.
@@ -92,6 +110,7 @@ func OpenPlacement(ctx context.Context, js jetstream.JetStream, keys *Keys, repl
 
 func (p *Placement) reset() {
 	p.shards, p.at, p.over, p.ever = nil, map[string]int64{}, map[string]string{}, map[string][]string{}
+	p.since, p.moves, p.everTo = map[string]since{}, map[string]*moveAt{}, map[string][]string{}
 }
 
 // marker is the value of the key "cluster": signed with the secret the
@@ -193,6 +212,12 @@ func (p *Placement) ignored(key string) {
 // overrideRecord is the value of "org.<org>".
 type overrideRecord struct {
 	Shard string `json:"shard"`
+	// Since, set by a move, is the sequence of On's log (the move's
+	// target: Shard, or the shard hashing gives when Shard is "") from
+	// which the org lives there: a node of On serves it once it has
+	// applied Since.
+	Since uint64 `json:"since,omitempty"`
+	On    string `json:"on,omitempty"`
 }
 
 // Watch keeps the in-memory copy of the map current until ctx ends. It
@@ -282,6 +307,28 @@ func (p *Placement) apply(e jetstream.KeyValueEntry) {
 			} else {
 				p.over[org] = o.Shard
 			}
+			if o.Since > 0 {
+				p.since[org] = since{Shard: o.On, Seq: o.Since}
+			} else {
+				delete(p.since, org)
+			}
+		}
+		p.mu.Unlock()
+	case strings.HasPrefix(k, "move."):
+		var r MoveRecord
+		at, err := p.keys.openRecord(p.bucket, k, e.Value(), &r)
+		org := strings.TrimPrefix(k, "move.")
+		if err != nil || r.Org != org {
+			p.ignored(k)
+			return
+		}
+		p.mu.Lock()
+		if r.To != "" && !slices.Contains(p.everTo[org], r.To) {
+			p.everTo[org] = append(p.everTo[org], r.To)
+		}
+		if at > p.at[k] {
+			p.at[k] = at
+			p.moves[org] = &moveAt{rec: r, rev: e.Revision()}
 		}
 		p.mu.Unlock()
 	case k == "cluster":
@@ -317,12 +364,125 @@ func (p *Placement) createShards(ctx context.Context, shards []string) error {
 
 // Override places org on shard ("" removes the override).
 func (p *Placement) Override(ctx context.Context, org, shard string) error {
-	v, err := p.keys.sealRecord(p.bucket, "org."+org, overrideRecord{Shard: shard})
+	return p.override(ctx, org, overrideRecord{Shard: shard})
+}
+
+func (p *Placement) override(ctx context.Context, org string, o overrideRecord) error {
+	v, err := p.keys.sealRecord(p.bucket, "org."+org, o)
 	if err != nil {
 		return err
 	}
 	_, err = p.kv.Put(ctx, "org."+org, v)
 	return err
+}
+
+// Since says from which sequence of which shard's log org lives there,
+// when a move put it where it is (0: no move did, or the copy is not
+// current: nothing to wait for).
+func (p *Placement) Since(org string) (string, uint64) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	s := p.since[org]
+	return s.Shard, s.Seq
+}
+
+// Move returns org's latest move record as the copy has it (nil: none)
+// and the revision of its value.
+func (p *Placement) Move(org string) (*MoveRecord, uint64) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	m, ok := p.moves[org]
+	if !ok {
+		return nil, 0
+	}
+	r := m.rec
+	return &r, m.rev
+}
+
+// Moves returns every move record the copy has, by org.
+func (p *Placement) Moves() []MoveRecord {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make([]MoveRecord, 0, len(p.moves))
+	for _, m := range p.moves {
+		out = append(out, m.rec)
+	}
+	slices.SortFunc(out, func(a, b MoveRecord) int { return strings.Compare(a.Org, b.Org) })
+	return out
+}
+
+// putMove writes r as org's move record: created (rev 0: ErrKeyExists
+// when there is one) or updated over revision rev (a conflict when
+// another wrote it since). It returns the new revision.
+func (p *Placement) putMove(ctx context.Context, r MoveRecord, rev uint64) (uint64, error) {
+	k := "move." + r.Org
+	v, err := p.keys.sealRecord(p.bucket, k, r)
+	if err != nil {
+		return 0, err
+	}
+	if rev == 0 {
+		return p.kv.Create(ctx, k, v)
+	}
+	return p.kv.Update(ctx, k, v, rev)
+}
+
+// latestMove reads org's move record from the bucket (nil: none valid),
+// with its revision.
+func (p *Placement) latestMove(ctx context.Context, org string) (*MoveRecord, uint64, error) {
+	k := "move." + org
+	es, err := p.kv.History(ctx, k)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	var best *MoveRecord
+	var bestAt int64
+	var rev uint64
+	for _, e := range es {
+		rev = max(rev, e.Revision()) // an update names the key's last value, whatever it is
+		if e.Operation() != jetstream.KeyValuePut {
+			continue
+		}
+		var r MoveRecord
+		at, err := p.keys.openRecord(p.bucket, k, e.Value(), &r)
+		if err != nil || r.Org != org {
+			continue
+		}
+		if best == nil || at > bestAt {
+			best, bestAt = &r, at
+		}
+	}
+	return best, rev, nil
+}
+
+// MayReceive reports whether a move of org to shard was ever started: a
+// valid move record named it (the target's appliers take a move's steps
+// only then). Every replica answers alike whichever records it has seen.
+func (p *Placement) MayReceive(ctx context.Context, org, shard string) (bool, error) {
+	p.mu.RLock()
+	ok := slices.Contains(p.everTo[org], shard)
+	p.mu.RUnlock()
+	if ok {
+		return true, nil
+	}
+	es, err := p.kv.History(ctx, "move."+org)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, e := range es {
+		var r MoveRecord
+		if e.Operation() == jetstream.KeyValuePut {
+			if _, err := p.keys.openRecord(p.bucket, e.Key(), e.Value(), &r); err == nil && r.Org == org && r.To == shard {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // current reports whether the watched copy is current.

@@ -63,10 +63,14 @@ const (
 	RejectKind  = "kind"  // a global kind on a shard's stream, or the reverse
 	RejectChunk = "chunk" // a part of a split write out of place, foreign or over the bound
 	RejectWrite = "write" // signed, but not a write
+	// RejectMoving: a write of an org whose writes pause on this shard
+	// while it moves (fenced on its old shard, or not yet flipped on its
+	// new one); answered 503, to retry once it lives on its new shard.
+	RejectMoving = "moving"
 )
 
 // RejectReasons lists every reason, for metrics that start at zero.
-var RejectReasons = []string{RejectMAC, RejectStale, RejectShard, RejectKind, RejectChunk, RejectWrite}
+var RejectReasons = []string{RejectMAC, RejectStale, RejectShard, RejectKind, RejectChunk, RejectWrite, RejectMoving}
 
 // Counters are what a node refused or ignored since it started.
 type Counters struct {

@@ -164,7 +164,7 @@ func TestEmbeddedNATSRefusesStrangers(t *testing.T) {
 	if _, err := n.Write(ctx, service.Write{Kind: service.WriteImport, Org: "org_a", Project: "p", Triplets: []engine.TripletInput{{Source: "A", Relationship: "calls", Target: "B"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Place(ctx, "org_new", "s0"); err != nil {
+	if _, err := n.Place(ctx, "org_new", "s0"); err != nil {
 		t.Fatal(err)
 	}
 	if got := snapshot(t, app.Store, engine.Tenant{Org: "org_a", Project: "p"}); len(got) != 1 {
@@ -446,7 +446,7 @@ func TestForgeriesOnOpenNATS(t *testing.T) {
 	// the forgeries.
 	after := time.Now().UnixMilli()
 	orgLate := orgOn("s1") + "_late"
-	if err := n1.Place(ctx, orgLate, "s0"); err != nil {
+	if _, err := n1.Place(ctx, orgLate, "s0"); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range nodes {
