@@ -25,9 +25,9 @@ type Tree struct {
 	tab  *table
 	src  []byte
 	w    []uint32 // wordsPerNode per node
-	// first child, next sibling: -1 for none.
-	first, next []int32
-	errors      int
+	// first child, next and previous sibling: -1 for none.
+	first, next, prev []int32
+	errors            int
 }
 
 // Language is the grammar that parsed the tree.
@@ -165,6 +165,14 @@ func (n Node) NextSibling() Node {
 		return Node{}
 	}
 	return n.at(n.t.next[n.i])
+}
+
+// PrevSibling is the node's previous sibling in the dump (null for none).
+func (n Node) PrevSibling() Node {
+	if n.t == nil {
+		return Node{}
+	}
+	return n.at(n.t.prev[n.i])
 }
 
 // Children iterates over the node's children in the dump.
@@ -317,9 +325,10 @@ func (t *Tree) link() {
 	n := len(t.w) / wordsPerNode
 	t.first = make([]int32, n)
 	t.next = make([]int32, n)
+	t.prev = make([]int32, n)
 	last := make([]int32, n)
 	for i := range n {
-		t.first[i], t.next[i], last[i] = -1, -1, -1
+		t.first[i], t.next[i], t.prev[i], last[i] = -1, -1, -1, -1
 	}
 	for i := range n {
 		if f := t.w[i*wordsPerNode+1]; f&(flagError|flagMissing) != 0 {
@@ -333,6 +342,7 @@ func (t *Tree) link() {
 			t.first[p] = int32(i)
 		} else {
 			t.next[last[p]] = int32(i)
+			t.prev[i] = last[p]
 		}
 		last[p] = int32(i)
 	}

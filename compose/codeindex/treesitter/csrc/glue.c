@@ -114,8 +114,9 @@ EXPORT(kg_tree_delete) void kg_tree_delete(TSTree *t) { ts_tree_delete(t); }
 // The dump: 7 words per node, in preorder: symbol | field << 16, flags,
 // start byte, end byte, start row, end row, parent's index (0xffffffff
 // for the root). Anonymous nodes whose name does not start with a letter
-// or '_' (punctuation, operators) are left out: their kind is all they
-// say, and they double the tree.
+// or '_' (punctuation, operators) are left out, unless the parser
+// inserted them to recover (missing): their kind is all they say, and
+// they double the tree.
 enum { KG_NAMED = 1, KG_MISSING = 2, KG_ERROR = 4, KG_EXTRA = 8 };
 
 static uint32_t *dump;
@@ -133,7 +134,7 @@ static int grow(uint32_t need) {
 }
 
 static int keep(const TSLanguage *lang, TSNode n) {
-  if (ts_node_is_named(n)) return 1;
+  if (ts_node_is_named(n) || ts_node_is_missing(n)) return 1;
   const char *s = ts_language_symbol_name(lang, ts_node_symbol(n));
   return s != NULL && ((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_');
 }
