@@ -120,11 +120,15 @@ func (r Result) String() string {
 	for _, l := range sortedKeys(r.Languages) {
 		langs += fmt.Sprintf(", %d %s", r.Languages[l], l)
 	}
-	if langs != "" {
-		langs = " and files of" + strings.TrimPrefix(langs, ",")
+	read := fmt.Sprintf("%d of %d packages", r.PackagesRead, r.Packages)
+	switch {
+	case langs != "" && r.Packages == 0:
+		read = "files of" + strings.TrimPrefix(langs, ",")
+	case langs != "":
+		read += " and files of" + strings.TrimPrefix(langs, ",")
 	}
-	return fmt.Sprintf("indexed %s (%s): %d of %d packages%s read (%d files, %d unchanged); %d nodes, %d triplets; %d triplets written, %d triplets and %d nodes deleted; %s",
-		r.Module, mode, r.PackagesRead, r.Packages, langs, r.FilesRead, r.FilesUnchanged, r.Nodes, r.Triplets, r.Imported,
+	return fmt.Sprintf("indexed %s (%s): %s read (%d files, %d unchanged); %d nodes, %d triplets; %d triplets written, %d triplets and %d nodes deleted; %s",
+		r.Module, mode, read, r.FilesRead, r.FilesUnchanged, r.Nodes, r.Triplets, r.Imported,
 		r.DeletedTriplets, r.DeletedNodes, r.Elapsed.Round(time.Millisecond))
 }
 

@@ -38,6 +38,9 @@ func LanguageOf(p string) string {
 	return ""
 }
 
+// Grammar is the grammar that parses the file at p ("" for none).
+func Grammar(p string) treesitter.Language { return grammar(p, LanguageOf(p)) }
+
 // grammar is the grammar that parses a file of lang.
 func grammar(p, lang string) treesitter.Language {
 	switch lang {
