@@ -36,7 +36,7 @@ import (
 //
 // The sets are built from the repositories' history (BuildCodeSet), never
 // shipped with their code: a set file holds names, paths, commit ids and
-// subjects. `go run ./bench/relevance/cmd/codesets` writes them to the
+// subjects. `go run ./bench/relevance/build_codesets.go` writes them to the
 // shared datasets folder (codelangs/); a bench run reads them from there,
 // or builds them into the user cache directory when they are missing.
 

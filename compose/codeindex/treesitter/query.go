@@ -249,6 +249,9 @@ func (in *instance) exec(ctx context.Context, q *Query, tp uint32, tab *table, s
 	}
 	n := in.out(0)
 	if p == 0 {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("%w: no memory for the query's matches", ErrParse)
 	}
 	w, ok := in.words(uint32(p), n)

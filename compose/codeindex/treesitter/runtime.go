@@ -135,7 +135,10 @@ func New(ctx context.Context, o *Options) (*Runtime, error) {
 	if opts.Interpreter {
 		cfg = wazero.NewRuntimeConfigInterpreter()
 	}
-	cfg = cfg.WithCloseOnContextDone(true).WithMemoryLimitPages(uint32(min(opts.MaxMemory/65536, 65536)))
+	// No WithCloseOnContextDone: the checks it compiles into every loop
+	// make parsing three times slower. The modules ask the host instead
+	// (kgctx.stop, from tree-sitter's progress callbacks).
+	cfg = cfg.WithMemoryLimitPages(uint32(min(opts.MaxMemory/65536, 65536)))
 	r := &Runtime{o: opts, mods: map[string]*module{}}
 	if opts.CacheDir != "" {
 		c, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
@@ -152,6 +155,19 @@ func New(ctx context.Context, o *Options) (*Runtime, error) {
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r.rt); err != nil {
 		r.rt.Close(ctx)
 		return nil, fmt.Errorf("treesitter: wasi: %w", err)
+	}
+	// kgctx.stop tells a parse or a query in progress to stop: the
+	// context of the call is done (cancelled, or past ParseTimeout).
+	_, err := r.rt.NewHostModuleBuilder("kgctx").NewFunctionBuilder().
+		WithFunc(func(ctx context.Context) uint32 {
+			if ctx.Err() != nil {
+				return 1
+			}
+			return 0
+		}).Export("stop").Instantiate(ctx)
+	if err != nil {
+		r.rt.Close(ctx)
+		return nil, fmt.Errorf("treesitter: host functions: %w", err)
 	}
 	return r, nil
 }

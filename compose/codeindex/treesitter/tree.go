@@ -258,6 +258,9 @@ func (r *Runtime) Match(ctx context.Context, q *Query, src []byte) ([]Match, err
 // run parses src in an instance of lang's module and dumps the tree (q
 // nil) or runs q over it.
 func (r *Runtime) run(ctx context.Context, lang Language, src []byte, q *Query) (t *Tree, ms []Match, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
 	g, ok := grammarOf[lang]
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: %q", ErrUnknownLanguage, lang)
@@ -292,6 +295,9 @@ func (r *Runtime) run(ctx context.Context, lang Language, src []byte, q *Query) 
 		return nil, nil, err
 	}
 	if tp == 0 {
+		if cctx.Err() != nil {
+			return nil, nil, cctx.Err() // said as the caller's or a timeout below
+		}
 		return nil, nil, fmt.Errorf("%w: the parser gave no tree (out of memory?)", ErrParse)
 	}
 	defer func() {

@@ -246,12 +246,33 @@ func TestCancel(t *testing.T) {
 	if _, err := r.Parse(ctx, Python, []byte("x = 1\n")); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled ctx: %v", err)
 	}
-	// A timeout during a long parse gives ErrParse and leaves the runtime
-	// usable.
-	rt := newRuntime(t, &Options{ParseTimeout: time.Millisecond})
-	big := []byte(strings.Repeat("def f(a, b):\n    return a + b * (a - b)\n", 20_000))
-	if _, err := rt.Parse(context.Background(), Python, big); err != nil && !errors.Is(err, ErrParse) {
-		t.Errorf("timed-out parse: %v", err)
+	// A timeout during a long parse gives ErrParse, and the next parse
+	// starts afresh (the stopped parser is reset, not resumed).
+	rt := newRuntime(t, &Options{ParseTimeout: 5 * time.Millisecond, Instances: 1})
+	big := []byte(strings.Repeat("def f(a, b):\n    return a + b * (a - b)\n", 40_000))
+	if _, err := rt.Parse(context.Background(), Python, []byte("x = 1\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Parse(context.Background(), Python, big); !errors.Is(err, ErrParse) {
+		t.Errorf("timed-out parse: %v, want ErrParse", err)
+	}
+	tr, err := rt.Parse(context.Background(), Python, []byte("def g(): pass\n"))
+	if err != nil || sexp(tr.Root()) != "(module (function_definition name: (identifier) parameters: (parameters) body: (block (pass_statement))))" {
+		t.Errorf("after a timeout: %v %v", tr, err)
+	}
+	// Cancelled during a parse: the caller's error, within moments.
+	r2 := newRuntime(t, &Options{Instances: 1})
+	if _, err := r2.Parse(context.Background(), Python, []byte("x = 1\n")); err != nil {
+		t.Fatal(err)
+	}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel2)
+	start := time.Now()
+	if _, err := r2.Parse(ctx2, Python, big); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled parse: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("cancelled parse returned after %v", d)
 	}
 }
 

@@ -11,6 +11,10 @@
 // used by one thread at a time (the host keeps a pool of instances).
 //
 // The grammars are named at compile time: KG_LANG0 .. KG_LANG3.
+//
+// A parse or a query asks the host every few thousand steps whether to
+// stop (kgctx.stop, the host's context done: cancelled, or over its time
+// limit), so no instruction counting is compiled into the module.
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +22,8 @@
 #include "tree_sitter/api.h"
 
 #define EXPORT(name) __attribute__((export_name(#name)))
+
+__attribute__((import_module("kgctx"), import_name("stop"))) uint32_t kg_host_stop(void);
 
 #ifdef KG_LANG0
 const TSLanguage *KG_LANG0(void);
@@ -99,14 +105,51 @@ EXPORT(kg_input) char *kg_input(uint32_t n) {
 }
 
 static TSParser *parser;
+static uint32_t input_len;
+
+static const char *read_input(void *payload, uint32_t byte, TSPoint point, uint32_t *n) {
+  (void)payload;
+  (void)point;
+  if (byte >= input_len) {
+    *n = 0;
+    return "";
+  }
+  *n = input_len - byte;
+  return input + byte;
+}
+
+// ask_host calls the host on one progress callback in 64: a call out of
+// the module costs as much as a few hundred parse steps.
+static uint32_t ticks;
+
+static bool ask_host(void) {
+  if (++ticks & 63) return false;
+  return kg_host_stop() != 0;
+}
+
+static bool parse_progress(TSParseState *state) {
+  (void)state;
+  return ask_host();
+}
+
+static bool query_progress(TSQueryCursorState *state) {
+  (void)state;
+  return ask_host();
+}
 
 // kg_parse parses the n bytes of the input buffer as UTF-8 with grammar
-// lang; 0 when it could not (no memory, no such grammar).
+// lang; 0 when it could not (no memory, no such grammar, stopped by the
+// host: the parser is then reset, so the next parse starts afresh).
 EXPORT(kg_parse) TSTree *kg_parse(uint32_t lang, uint32_t n) {
   if (parser == NULL) parser = ts_parser_new();
   if (parser == NULL || input == NULL || n >= input_cap) return NULL;
   if (!ts_parser_set_language(parser, language(lang))) return NULL;
-  return ts_parser_parse_string(parser, NULL, input, n);
+  input_len = n;
+  TSInput in = {NULL, read_input, TSInputEncodingUTF8, NULL};
+  TSParseOptions opts = {NULL, parse_progress};
+  TSTree *t = ts_parser_parse_with_options(parser, NULL, in, opts);
+  if (t == NULL) ts_parser_reset(parser);
+  return t;
 }
 
 EXPORT(kg_tree_delete) void kg_tree_delete(TSTree *t) { ts_tree_delete(t); }
@@ -241,7 +284,8 @@ EXPORT(kg_query_exec) uint32_t *kg_query_exec(TSQuery *q, TSTree *t) {
   kg_out[0] = 0;
   TSQueryCursor *c = ts_query_cursor_new();
   if (c == NULL) return NULL;
-  ts_query_cursor_exec(c, q, ts_tree_root_node(t));
+  TSQueryCursorOptions opts = {NULL, query_progress};
+  ts_query_cursor_exec_with_options(c, q, ts_tree_root_node(t), &opts);
   TSQueryMatch m;
   int ok = 1;
   while (ts_query_cursor_next_match(c, &m)) {
@@ -260,6 +304,7 @@ EXPORT(kg_query_exec) uint32_t *kg_query_exec(TSQuery *q, TSTree *t) {
     }
     dump_len = (uint32_t)(w - dump);
   }
+  if (kg_host_stop()) ok = 0;
   ts_query_cursor_delete(c);
   if (!ok) return NULL;
   kg_out[0] = dump_len;

@@ -1,9 +1,11 @@
-// Command codesets builds the codelangs relevance sets
+//go:build ignore
+
+// build_codesets builds the codelangs relevance sets
 // (relevance.CodeSets) from the repositories' git history and writes them
 // to the shared datasets folder (codelangs/NAME.jsonl.gz): names, paths,
 // commit ids and subjects, never the repositories' code.
 //
-//	go run ./bench/relevance/cmd/codesets -src DIR [-out DIR]
+//	go run ./bench/relevance/build_codesets.go -src DIR [-out DIR]
 //
 // DIR/NAME is a git repository (a work tree or a bare one) of each set's
 // repository: DIR/click for pallets/click, and so on.
