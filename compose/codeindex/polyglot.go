@@ -423,7 +423,6 @@ func (s *State) langTriplets(taken map[string]bool) (out []triplet, marker strin
 	type nodeInfo struct {
 		name, kind, desc, sig string
 		loc                   *engine.Location
-		aliases               []string
 	}
 	info := func(id string) (nodeInfo, bool) {
 		switch {

@@ -140,14 +140,6 @@ func (x *extractor) ref(r Ref) {
 	x.f.Refs = append(x.f.Refs, r)
 }
 
-// text is a node's source.
-func (x *extractor) text(n treesitter.Node) string {
-	if n.IsNull() {
-		return ""
-	}
-	return n.Text()
-}
-
 // sig is the declaration's text from its start (or from `from`, when not
 // null) up to its body (not included), on one line.
 func (x *extractor) sig(n, from, body treesitter.Node) string {
