@@ -121,6 +121,26 @@ type resolver struct {
 	methods   map[string]map[string]string
 	bases     map[string][]string
 	edges     map[[3]string]bool
+	// Lookups through modules and bindings are remembered: they do not
+	// depend on where they start, and star imports and re-exports that
+	// point at each other (a hostile tree can make thousands) would
+	// otherwise be walked again at every reference. A lookup in progress
+	// is memoised as none, which cuts cycles.
+	memberMemo map[memberKey]target
+	followMemo map[followKey]target
+}
+
+type memberKey struct {
+	sp  *space
+	seg string
+}
+
+type followKey struct {
+	file string
+	mod  int
+	name string
+	path string
+	sym  string
 }
 
 // Resolve resolves every file's references against every file's
@@ -132,7 +152,8 @@ type resolver struct {
 func Resolve(in Input) *Graph {
 	r := &resolver{in: in, spaces: map[string]*space{}, fileSpace: map[string]*space{}, pyDotted: map[string]*space{},
 		pyPath: map[string]*space{}, jsPath: map[string]*space{}, javaPkg: map[string]*space{}, rsMod: map[string]*space{},
-		crateRoot: map[string]string{}, methods: map[string]map[string]string{}, bases: map[string][]string{}, edges: map[[3]string]bool{}}
+		crateRoot: map[string]string{}, methods: map[string]map[string]string{}, bases: map[string][]string{}, edges: map[[3]string]bool{},
+		memberMemo: map[memberKey]target{}, followMemo: map[followKey]target{}}
 	for _, p := range sortedKeys(in.Files) {
 		r.files = append(r.files, in.Files[p])
 	}
@@ -593,23 +614,68 @@ func (r *resolver) member(t target, seg string, depth int) target {
 		}
 		return target{}
 	}
-	if sp.bindFile != nil {
-		bsc := scope{f: sp.bindFile, sp: sp}
-		for _, b := range sp.binds {
+	key := memberKey{sp, seg}
+	if u, ok := r.memberMemo[key]; ok {
+		return u
+	}
+	r.memberMemo[key] = target{}
+	u := r.moduleMember(sp, seg, depth)
+	r.memberMemo[key] = u
+	return u
+}
+
+// moduleMember is what a module's name seg is besides its own symbols:
+// a binding (a re-export), a submodule, or a name of a module it
+// star-imports, those searched breadth first over the star imports
+// (each module once: webs of modules star-importing each other cost a
+// walk of the web, not a walk of its paths).
+func (r *resolver) moduleMember(sp *space, seg string, depth int) target {
+	visited := map[*space]bool{sp: true}
+	queue := []*space{sp}
+	for len(queue) > 0 {
+		m := queue[0]
+		queue = queue[1:]
+		if m != sp && (m.has(seg) || m.prefixes[seg]) {
+			return target{m, seg}
+		}
+		if m.bindFile == nil {
+			continue
+		}
+		bsc := scope{f: m.bindFile, sp: m}
+		for _, b := range m.binds {
 			if b.Name == seg {
 				if u := r.follow(bsc, b, depth+1); u.ok() {
 					return u
 				}
 			}
 		}
-		for _, b := range sp.binds {
-			if b.Name == "*" {
-				if u := r.member(r.follow(bsc, b, depth+1), seg, depth+1); u.ok() {
-					return u
+		if m == sp {
+			if u := r.submodule(sp, seg); u.ok() {
+				return u
+			}
+		}
+		for _, b := range m.binds {
+			if b.Name != "*" {
+				continue
+			}
+			u := r.follow(bsc, b, depth+1)
+			switch {
+			case !u.ok():
+			case u.base != "": // Java's import static a.b.C.*: C's members
+				if v := r.member(u, seg, depth+1); v.ok() {
+					return v
 				}
+			case !visited[u.sp]:
+				visited[u.sp] = true
+				queue = append(queue, u.sp)
 			}
 		}
 	}
+	return target{}
+}
+
+// submodule is a module's submodule seg (Python packages, Rust modules).
+func (r *resolver) submodule(sp *space, seg string) target {
 	switch sp.fam {
 	case "python":
 		if sp.pyDir != "" {
@@ -664,6 +730,17 @@ func (r *resolver) follow(sc scope, b Binding, depth int) target {
 	if depth > maxDepth {
 		return target{}
 	}
+	key := followKey{sc.f.Path, sc.mod, b.Name, strings.Join(b.Path, "\x00"), b.Symbol}
+	if t, ok := r.followMemo[key]; ok {
+		return t
+	}
+	r.followMemo[key] = target{}
+	t := r.followOnce(sc, b, depth)
+	r.followMemo[key] = t
+	return t
+}
+
+func (r *resolver) followOnce(sc scope, b Binding, depth int) target {
 	mod := r.module(sc, b.Path, depth)
 	if !mod.ok() {
 		return target{}
