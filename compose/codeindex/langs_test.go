@@ -10,12 +10,51 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/kgctx/kgctx/compose/codeindex/treesitter"
 	"github.com/kgctx/kgctx/engine"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of the language fixtures")
+
+// parsers are shared by the tests (a module compiles in about half a
+// second, many times that under -race); Run's own start of them is
+// tested by TestLanguagesOwnParsers.
+var (
+	parsersOnce sync.Once
+	parsersRT   *treesitter.Runtime
+	parsersErr  error
+)
+
+func testParsers(t *testing.T) *treesitter.Runtime {
+	t.Helper()
+	parsersOnce.Do(func() { parsersRT, parsersErr = treesitter.New(context.Background(), nil) })
+	if parsersErr != nil {
+		t.Fatal(parsersErr)
+	}
+	return parsersRT
+}
+
+// TestLanguagesOwnParsers: a run without Options.Parsers starts its own,
+// with their compiled code cached in ParserCache for the next run.
+func TestLanguagesOwnParsers(t *testing.T) {
+	dir, cache := t.TempDir(), filepath.Join(t.TempDir(), "parsers")
+	writeTree(t, dir, map[string]string{"a.py": "def f():\n    g()\n\n\ndef g():\n    pass\n"})
+	for range 2 {
+		ts, err := Extract(context.Background(), dir, Options{ParserCache: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(ts, func(tr engine.TripletInput) bool { return tr.Source == "a.f" && tr.Relationship == "calls" && tr.Target == "a.g" }) {
+			t.Errorf("a.f calls a.g missing: %v", ts)
+		}
+	}
+	if ents, err := os.ReadDir(cache); err != nil || len(ents) == 0 {
+		t.Errorf("no compilation cache in %s: %v", cache, err)
+	}
+}
 
 // golden renders triplets as the golden files pin them: every node once
 // (type, location, signature, description), then every triplet.
@@ -54,7 +93,7 @@ func TestLanguageFixtures(t *testing.T) {
 				t.Skip("no fixture")
 			}
 			var warns []string
-			ts, err := Extract(context.Background(), dir, Options{Warn: func(m string) { warns = append(warns, m) }})
+			ts, err := Extract(context.Background(), dir, Options{Parsers: testParsers(t), Warn: func(m string) { warns = append(warns, m) }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +149,8 @@ func TestLanguagesIncremental(t *testing.T) {
 	})
 	s := newSink(t)
 	ctx := context.Background()
-	st, res, err := Run(ctx, dir, nil, s, Options{})
+	o := Options{Parsers: testParsers(t)}
+	st, res, err := Run(ctx, dir, nil, s, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +170,7 @@ func TestLanguagesIncremental(t *testing.T) {
 	// util.py loses gone and gains later; main.py is unchanged but its
 	// call of gone no longer resolves.
 	writeTree(t, dir, map[string]string{"app/util.py": "def helper():\n    return 1\n\n\ndef later():\n    return 3\n"})
-	st, res, err = Run(ctx, dir, st, s, Options{})
+	st, res, err = Run(ctx, dir, st, s, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,13 +192,13 @@ func TestLanguagesIncremental(t *testing.T) {
 		t.Errorf("learnt weight %v after an incremental run, want 0.9", w)
 	}
 	// Nothing changed: nothing read, nothing written.
-	_, res, err = Run(ctx, dir, st, s, Options{})
+	_, res, err = Run(ctx, dir, st, s, o)
 	if err != nil || res.FilesRead != 0 || res.Imported != 0 || res.DeletedNodes+res.DeletedTriplets != 0 {
 		t.Errorf("third run: %s %v", res, err)
 	}
 	// The same as a fresh index of the tree.
 	fresh := newSink(t)
-	if _, _, err := Run(ctx, dir, nil, fresh, Options{}); err != nil {
+	if _, _, err := Run(ctx, dir, nil, fresh, o); err != nil {
 		t.Fatal(err)
 	}
 	if a, b := s.triplets(t), fresh.triplets(t); !slices.Equal(a, b) {
@@ -200,14 +240,14 @@ func TestLanguagesSince(t *testing.T) {
 	git("add", ".")
 	git("commit", "-qm", "one")
 	s := newSink(t)
-	st, _, err := Run(context.Background(), dir, nil, s, Options{})
+	st, _, err := Run(context.Background(), dir, nil, s, Options{Parsers: testParsers(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	writeTree(t, dir, map[string]string{"b.py": "def h2():\n    pass\n", "c.py": "def k():\n    pass\n"})
 	git("add", "b.py")
 	git("commit", "-qm", "two")
-	_, res, err := Run(context.Background(), dir, st, s, Options{Since: "HEAD~1"})
+	_, res, err := Run(context.Background(), dir, st, s, Options{Since: "HEAD~1", Parsers: testParsers(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +285,7 @@ func TestLanguagesUntrusted(t *testing.T) {
 		t.Fatal(err)
 	}
 	var warns []string
-	ts, err := Extract(context.Background(), dir, Options{Warn: func(m string) { warns = append(warns, m) }})
+	ts, err := Extract(context.Background(), dir, Options{Parsers: testParsers(t), Warn: func(m string) { warns = append(warns, m) }})
 	if err != nil {
 		t.Fatal(err)
 	}
