@@ -47,7 +47,9 @@ func TestLanguagesOwnParsers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.ContainsFunc(ts, func(tr engine.TripletInput) bool { return tr.Source == "a.f" && tr.Relationship == "calls" && tr.Target == "a.g" }) {
+		if !slices.ContainsFunc(ts, func(tr engine.TripletInput) bool {
+			return tr.Source == "a.f" && tr.Relationship == "calls" && tr.Target == "a.g"
+		}) {
 			t.Errorf("a.f calls a.g missing: %v", ts)
 		}
 	}
