@@ -50,7 +50,7 @@ type NodeRef struct {
 // kinds are the node types the indexer writes; relationships its edges.
 var (
 	kinds         = []string{KindPackage, KindFile, KindFunction, KindMethod, KindType, KindInterface}
-	relationships = []string{RelContains, RelDefines, RelHasMethod, RelCalls, RelCallsIface, RelImplements, RelImplBy, RelEmbeds, RelUsesType, RelImports, RelTests}
+	relationships = []string{RelContains, RelDefines, RelHasMethod, RelCalls, RelCallsIface, RelImplements, RelImplBy, RelEmbeds, RelUsesType, RelImports, RelTests, RelExtends}
 )
 
 // Options of a run.

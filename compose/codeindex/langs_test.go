@@ -144,10 +144,11 @@ func lineDiff(want, got string) string {
 func TestLanguagesIncremental(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
-		"app/util.py":  "def helper():\n    return 1\n\n\ndef gone():\n    return 2\n",
-		"app/main.py":  "from app.util import helper, gone\n\n\ndef main():\n    helper()\n    gone()\n",
-		"web/api.ts":   "export function get() { return post(); }\nfunction post() { return 1; }\n",
-		"web/index.ts": "import {get} from './api';\nexport function run() { get(); }\n",
+		"app/util.py":   "def helper():\n    return 1\n\n\ndef gone():\n    return 2\n",
+		"app/models.py": "class A:\n    pass\n\n\nclass B(A):\n    pass\n",
+		"app/main.py":   "from app.util import helper, gone\n\n\ndef main():\n    helper()\n    gone()\n",
+		"web/api.ts":    "export function get() { return post(); }\nfunction post() { return 1; }\n",
+		"web/index.ts":  "import {get} from './api';\nexport function run() { get(); }\n",
 	})
 	s := newSink(t)
 	ctx := context.Background()
@@ -156,10 +157,10 @@ func TestLanguagesIncremental(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Full || res.FilesRead != 4 || res.Languages["python"] != 2 || res.Languages["typescript"] != 2 {
+	if !res.Full || res.FilesRead != 5 || res.Languages["python"] != 3 || res.Languages["typescript"] != 2 {
 		t.Fatalf("first run: %s", res)
 	}
-	for _, want := range []string{"main.main calls util.helper", "main.main calls util.gone", "web.run calls api.get", "api.get calls api.post"} {
+	for _, want := range []string{"main.main calls util.helper", "main.main calls util.gone", "web.run calls api.get", "api.get calls api.post", "models.B extends models.A"} {
 		if !slices.Contains(s.triplets(t), want) {
 			t.Errorf("first run lacks %q", want)
 		}
@@ -171,15 +172,22 @@ func TestLanguagesIncremental(t *testing.T) {
 	}
 	// util.py loses gone and gains later; main.py is unchanged but its
 	// call of gone no longer resolves.
-	writeTree(t, dir, map[string]string{"app/util.py": "def helper():\n    return 1\n\n\ndef later():\n    return 3\n"})
+	writeTree(t, dir, map[string]string{"app/util.py": "def helper():\n    return 1\n\n\ndef later():\n    return 3\n",
+		"app/models.py": "class A:\n    pass\n\n\nclass B:\n    pass\n"})
+	var warns []string
+	o.Warn = func(m string) { warns = append(warns, m) }
 	st, res, err = Run(ctx, dir, st, s, o)
+	o.Warn = nil
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Full || res.FilesRead != 1 || res.FilesUnchanged != 3 {
+	if res.Full || res.FilesRead != 2 || res.FilesUnchanged != 3 {
 		t.Errorf("second run: %s", res)
 	}
 	got := s.triplets(t)
+	if slices.Contains(got, "models.B extends models.A") || len(warns) > 0 {
+		t.Errorf("a vanished extends edge stays (warnings %v)", warns)
+	}
 	if slices.Contains(got, "main.main calls util.gone") || slices.Contains(got, "app/util.py defines util.gone") {
 		t.Errorf("vanished edges stay: %v", got)
 	}
