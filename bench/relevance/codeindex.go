@@ -10,9 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
-	"github.com/kgctx/kgctx/compose"
 	"github.com/kgctx/kgctx/compose/codeindex"
 	"github.com/kgctx/kgctx/engine"
 )
@@ -53,72 +51,9 @@ func runCodeIndex(ctx context.Context, cfg *Config, dir string) ([]SetResult, er
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	var all []question
-	var desc []string
-	maps := map[engine.Tenant]*repoMap{}
-	for _, r := range repos {
-		src, err := snapshot(ctx, filepath.Join(cfg.CodeSrc, r.Name), r.Snapshot, filepath.Join(tmp, r.Name))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.Name, err)
-		}
-		mod := r.Module
-		if mod == "" {
-			mod = "github.com/" + r.Repo // a repository from before modules
-		}
-		t0 := time.Now()
-		ts, err := codeindex.Extract(ctx, src, codeindex.Options{ModulePath: mod})
-		if err != nil {
-			return nil, fmt.Errorf("index %s at %s: %w", r.Name, r.Snapshot, err)
-		}
-		t, err := e.load(ctx, r.Name+"-index", ts)
-		if err != nil {
-			return nil, err
-		}
-		if maps[t], err = newRepoMap(src); err != nil {
-			return nil, fmt.Errorf("repo map of %s: %w", r.Name, err)
-		}
-		cfg.say("codeindex: %s indexed (%d triplets) in %.1f s", r.Name, len(ts), time.Since(t0).Seconds())
-		desc = append(desc, fmt.Sprintf("%s %d triplets, %d files", r.Name, len(ts), len(maps[t].files)))
-		members, funcFiles := membersOf(ts), r.funcFiles()
-		for _, cq := range r.Queries {
-			q := question{ID: cq.Q, Text: strings.TrimSpace(cq.S + " " + cq.B), Scope: t}
-			for _, g := range cq.G {
-				q.Funcs = append(q.Funcs, r.Nodes[g].N)
-				q.FuncFiles = append(q.FuncFiles, funcFiles[g])
-			}
-			for _, g := range cq.GF {
-				key := r.Nodes[g].N
-				q.Files = append(q.Files, goldFile{Key: key, Members: members[key]})
-			}
-			all = append(all, q)
-		}
-	}
-	idx := pick(len(all), cfg.Questions, cfg.Seed, 300)
-	s := &set{name: "codeindex", family: "codeindex", metrics: []string{"function recall", "file recall", "precision"},
-		data: fmt.Sprintf("codeloc's questions over `kgctx index` of each snapshot: %d of %d commits; %s", len(idx), len(all), strings.Join(desc, ", ")),
-		score: func(q *question, b *blockOut) []float64 {
-			fn, file, prec := codeBlockScores(q, b)
-			return []float64{fn, file, prec}
-		}}
-	for _, i := range idx {
-		s.qs = append(s.qs, all[i])
-	}
-	repoMapSys := system{name: BaseRepoMap, kind: "graph", budgets: CodeIndexBudgets, run: func(_ context.Context, q *question) ([]blockOut, []time.Duration, error) {
-		m := maps[q.Scope]
-		t := time.Now()
-		ranked := m.rank(q.Text)
-		rank := time.Since(t)
-		outs, lats := make([]blockOut, len(CodeIndexBudgets)), make([]time.Duration, len(CodeIndexBudgets))
-		for i, b := range CodeIndexBudgets {
-			t := time.Now()
-			outs[i] = m.fit(ranked, b)
-			lats[i] = rank + time.Since(t)
-		}
-		return outs, lats, nil
-	}}
-	systems := []system{e.kgctxGraph(compose.DefaultDepth, CodeIndexBudgets), e.kgctxSession(CodeIndexBudgets),
-		e.graphBaseline(BaseBM25Triplets, CodeIndexBudgets), repoMapSys}
-	r, err := evaluate(ctx, cfg, s, systems)
+	r, err := evalCodeRepos(ctx, cfg, e, "codeindex", "codeindex", repos, func(_ int, r *codeRepo) (string, error) {
+		return snapshot(ctx, filepath.Join(cfg.CodeSrc, r.Name), r.Snapshot, filepath.Join(tmp, r.Name))
+	}, codeindex.Options{}, nil)
 	if err != nil {
 		return nil, err
 	}

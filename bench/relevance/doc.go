@@ -23,6 +23,11 @@
 //     repository's snapshot (codeindex.go), kgctx's graph and session
 //     blocks at 500, 750 and 1,500 tokens beside BM25 over the same
 //     triplets and an Aider-style repo map of the same source (repomap.go).
+//   - codelangs-python, codelangs-typescript (with Config.CodeSrc, asked by
+//     name): the same questions of three Python and three TypeScript
+//     repositories (CodeSets: commits after a snapshot, the functions each
+//     changed as gold; codelangs.go), the repo map tagging them with each
+//     grammar's tags.scm.
 //
 // Metrics (names compared through engine.NormalizeName, relationships
 // through engine.NormalizeRelationship, so surface forms do not count as

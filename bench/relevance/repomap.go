@@ -2,6 +2,8 @@ package relevance
 
 import (
 	"cmp"
+	"context"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -17,6 +19,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/kgctx/kgctx/compose"
+	"github.com/kgctx/kgctx/compose/codeindex"
+	"github.com/kgctx/kgctx/compose/codeindex/langs"
+	"github.com/kgctx/kgctx/compose/codeindex/treesitter"
 )
 
 // BaseRepoMap is the Aider-style repository map baseline: what Aider
@@ -28,7 +33,14 @@ import (
 //     type specs and var and const specs (at any depth, as the query
 //     matches them); references are the names called (an identifier, or
 //     the selector's field, parenthesised or not) and every type name
-//     used. Every .go file of the tree counts, tests included.
+//     used. Every .go file of the tree counts, tests included. Python,
+//     TypeScript/JavaScript, Java and Rust files (newRepoMapLangs) are
+//     tagged as Aider tags them: each grammar's tags.scm run by
+//     tree-sitter (package treesitter, predicates applied), the @name of
+//     a @definition.* match a definition, of a @reference.* a reference;
+//     the directories `kgctx index` skips (node_modules, build output,
+//     virtual environments) are skipped here too, so both read the same
+//     source.
 //   - Graph: files are nodes; for each identifier both defined and
 //     referenced, an edge from each referencing file to each defining
 //     file, weighted sqrt(references) × mul, mul being ×10 when the query
@@ -79,7 +91,8 @@ var rmImportant = []string{".gitignore", ".gitattributes", "README.md", "CONTRIB
 	"bitbucket-pipelines.yml", "appveyor.yml", "circle.yml", ".circleci/config.yml", ".github/dependabot.yml",
 	"codecov.yml", ".coveragerc", "Dockerfile", "docker-compose.yml", "docker-compose.override.yml",
 	"swagger.yaml", "swagger.json", "openapi.yaml", "openapi.json", "Vagrantfile", ".codeclimate.yml",
-	"mkdocs.yml", "_config.yml", ".gitkeep"}
+	"mkdocs.yml", "_config.yml", ".gitkeep", "package.json", "tsconfig.json", "pyproject.toml", "setup.py",
+	"setup.cfg", "requirements.txt", "Pipfile", "tox.ini", "Cargo.toml", "pom.xml", "build.gradle"}
 
 func rmIsImportant(p string) bool {
 	dir, base := path.Split(p)
@@ -132,13 +145,22 @@ type repoMap struct {
 // (a file that does not parse contributes what go/parser recovered);
 // important files are listed.
 func newRepoMap(root string) (*repoMap, error) {
+	return newRepoMapLangs(context.Background(), root, nil)
+}
+
+// newRepoMapLangs is newRepoMap with the files of the other languages
+// tagged too, by rt (nil: Go only).
+func newRepoMapLangs(ctx context.Context, root string, rt *treesitter.Runtime) (*repoMap, error) {
 	m := &repoMap{byPath: map[string]int32{}, identID: map[string]int32{}, defs: map[[2]int32][]rmTag{}}
+	tagged := func(rel string) bool {
+		return strings.HasSuffix(rel, ".go") || rt != nil && langs.LanguageOf(rel) != ""
+	}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
-			if p != root && d.Name() == ".git" {
+			if p != root && (d.Name() == ".git" || rt != nil && codeindex.SkippedDir(d.Name())) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -151,7 +173,7 @@ func newRepoMap(root string) (*repoMap, error) {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if strings.HasSuffix(rel, ".go") || rmIsImportant(rel) {
+		if tagged(rel) || rmIsImportant(rel) {
 			m.files = append(m.files, rel)
 		}
 		return nil
@@ -163,8 +185,9 @@ func newRepoMap(root string) (*repoMap, error) {
 	m.goFile = make([]bool, len(m.files))
 	for i, f := range m.files {
 		m.byPath[f] = int32(i)
-		m.goFile[i] = strings.HasSuffix(f, ".go")
+		m.goFile[i] = tagged(f)
 	}
+	queries := map[treesitter.Language]*treesitter.Query{}
 	defines := map[int32]map[int32]bool{} // ident -> defining files
 	refs := map[int32]map[int32]int{}     // ident -> referencing file -> count
 	fset := token.NewFileSet()
@@ -176,18 +199,13 @@ func newRepoMap(root string) (*repoMap, error) {
 		if err != nil {
 			return nil, err
 		}
-		af, _ := parser.ParseFile(fset, f, src, parser.SkipObjectResolution)
-		if af == nil {
-			continue
-		}
 		lines := strings.Split(string(src), "\n")
 		fi := int32(i)
-		def := func(id *ast.Ident) {
-			if id == nil || id.Name == "_" {
+		defAt := func(name string, line int) {
+			if name == "" || name == "_" {
 				return
 			}
-			n := m.ident(id.Name)
-			line := fset.Position(id.Pos()).Line
+			n := m.ident(name)
 			text := ""
 			if line >= 1 && line <= len(lines) {
 				text = strings.TrimSpace(lines[line-1])
@@ -205,6 +223,21 @@ func newRepoMap(root string) (*repoMap, error) {
 				refs[n] = map[int32]int{}
 			}
 			refs[n][fi]++
+		}
+		if !strings.HasSuffix(f, ".go") {
+			if err := rmLangTags(ctx, rt, queries, f, src, defAt, ref); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		af, _ := parser.ParseFile(fset, f, src, parser.SkipObjectResolution)
+		if af == nil {
+			continue
+		}
+		def := func(id *ast.Ident) {
+			if id != nil {
+				defAt(id.Name, fset.Position(id.Pos()).Line)
+			}
 		}
 		rmTags(af, def, ref)
 	}
@@ -279,6 +312,56 @@ func rmSnake(s string) bool {
 
 func rmCamel(s string) bool {
 	return strings.IndexFunc(s, unicode.IsUpper) >= 0 && strings.IndexFunc(s, unicode.IsLower) >= 0
+}
+
+// rmLangTags tags a file of another language with its grammar's tags
+// query: def for the @name of each @definition.* match (its text and
+// line), ref for the @name of each @reference.* match. A file the parser gives up on (over its
+// limits) contributes no tags, as a file Aider cannot parse.
+func rmLangTags(ctx context.Context, rt *treesitter.Runtime, queries map[treesitter.Language]*treesitter.Query, rel string, src []byte,
+	def func(name string, line int), ref func(string)) error {
+	lang := langs.Grammar(rel)
+	q := queries[lang]
+	if q == nil {
+		text, err := treesitter.TagsQuery(lang)
+		if err != nil {
+			return err
+		}
+		if q, err = rt.NewQuery(ctx, lang, text); err != nil {
+			return fmt.Errorf("tags query of %s: %w", lang, err)
+		}
+		queries[lang] = q
+	}
+	ms, err := rt.Match(ctx, q, src)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return nil
+	}
+	// A grammar's tags.scm captures the tag's node as @definition.KIND or
+	// @reference.KIND and its name as @name in the same match (Aider's
+	// own copies fold the two into @name.definition.KIND).
+	for _, mt := range ms {
+		kind := ""
+		for _, c := range mt.Captures {
+			if strings.HasPrefix(c.Name, "definition.") || strings.HasPrefix(c.Name, "reference.") {
+				kind, _, _ = strings.Cut(c.Name, ".")
+			}
+		}
+		for _, c := range mt.Captures {
+			if c.Name != "name" {
+				continue
+			}
+			switch kind {
+			case "definition":
+				def(c.Text(), c.StartLine)
+			case "reference":
+				ref(c.Text())
+			}
+		}
+	}
+	return nil
 }
 
 // rmTags calls def for every definition of go-tags.scm in f and ref for

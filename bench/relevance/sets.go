@@ -196,9 +196,12 @@ type codeRepo struct {
 	// Module is the repository's import path and Snapshot the commit the
 	// graph was extracted at (the header).
 	Module, Snapshot string
-	Nodes            []codeNode
-	Edges            []codeEdge
-	Queries          []codeQuery
+	// Version is the extraction version a codelangs set was built with
+	// (langs.Version; the header's "v").
+	Version int
+	Nodes   []codeNode
+	Edges   []codeEdge
+	Queries []codeQuery
 }
 
 type codeNode struct {
@@ -256,17 +259,20 @@ func loadCodeRepo(dir, file string) (*codeRepo, error) {
 	r := &codeRepo{Name: strings.TrimSuffix(file, ".jsonl")}
 	err := eachLine(dir, file, func(_ int, l string) error {
 		var rec struct {
-			H     *struct{ Repo, Module, Snapshot string } `json:"h"`
-			Node  *codeNode                                `json:"node"`
-			E     []json.RawMessage                        `json:"e"`
-			Query *codeQuery                               `json:"query"`
+			H *struct {
+				Repo, Module, Snapshot string
+				V                      int
+			} `json:"h"`
+			Node  *codeNode         `json:"node"`
+			E     []json.RawMessage `json:"e"`
+			Query *codeQuery        `json:"query"`
 		}
 		if err := json.Unmarshal([]byte(l), &rec); err != nil {
 			return fmt.Errorf("%w: %v", ErrMalformed, err)
 		}
 		switch {
 		case rec.H != nil:
-			r.Repo, r.Module, r.Snapshot = rec.H.Repo, rec.H.Module, rec.H.Snapshot
+			r.Repo, r.Module, r.Snapshot, r.Version = rec.H.Repo, rec.H.Module, rec.H.Snapshot, rec.H.V
 		case rec.Node != nil:
 			if rec.Node.N == "" {
 				return fmt.Errorf("%w: node without a name", ErrMalformed)

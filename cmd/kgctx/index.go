@@ -22,10 +22,16 @@ import (
 func indexCmd() *command {
 	return &command{
 		name:    "index",
-		summary: "index a Go module's code as triplets (offline, or through a running server)",
+		summary: "index a repository's code as triplets: Go, Python, TypeScript/JavaScript, Java, Rust (offline, or through a running server)",
 		about: "Turn the Go module in DIR into a code graph with go/parser and go/types: packages, files,\n" +
 			"functions, methods, types and interfaces; contains, defines, has_method, calls,\n" +
 			"calls_via_interface, implements, implemented_by, embeds, uses_type, imports, tests.\n" +
+			"Python, TypeScript, JavaScript, Java and Rust files in DIR (with or without a go.mod) are\n" +
+			"read with tree-sitter grammars run in WebAssembly: modules, files, functions, classes,\n" +
+			"methods, interfaces and traits; contains, defines, has_method, calls and tests resolved by\n" +
+			"name within the repository (import-aware), extends, implements, implemented_by, imports.\n" +
+			"Dependency and build folders (node_modules, vendor, target, dist, build, virtual\n" +
+			"environments, hidden folders) and generated or minified files are skipped.\n" +
 			"Names are exact (Conn.close and Conn.Close are two nodes; init functions are\n" +
 			"pkg.init@file.go); every symbol carries its file, line span and signature. Every file is\n" +
 			"read whatever its build tags or platform (//go:build ignore aside). No LLM, no network:\n" +
@@ -76,8 +82,10 @@ func indexCmd() *command {
 				if err != nil {
 					return err
 				}
-				if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil && *modPath == "" {
-					return fmt.Errorf("%s is not a Go module: no go.mod there (give its import path with --module to read it anyway)", c.args[0])
+				if err := codeindex.Indexable(ctx, dir, *modPath); errors.Is(err, codeindex.ErrNotModule) {
+					return fmt.Errorf("%s is not a Go module (no go.mod: give its import path with --module to read its Go files) and holds no Python, TypeScript, JavaScript, Java or Rust file", c.args[0])
+				} else if err != nil {
+					return err
 				}
 				// The state binds to the module's real directory: the
 				// indexer reads it with links resolved.
@@ -135,7 +143,7 @@ func indexCmd() *command {
 					warn(strings.TrimPrefix(ignored, "codeindex: ") + ": ignored, indexing afresh")
 				}
 				next, res, err := codeindex.Run(ctx, dir, prev, sink, codeindex.Options{Full: *full, Since: *since, ModulePath: *modPath, NoTests: !*tests,
-					TypeCache: filepath.Join(*stateDir, "types-"+name), Binding: bind, Warn: warn})
+					TypeCache: filepath.Join(*stateDir, "types-"+name), ParserCache: filepath.Join(*stateDir, "parsers"), Binding: bind, Warn: warn})
 				if err != nil {
 					return indexFailed(ctx, c, err, res, *server != "")
 				}

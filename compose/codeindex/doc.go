@@ -86,6 +86,19 @@
 // run's context; a run stopped while writing returns no state, so the
 // caller keeps the previous one and the next run finishes the work.
 //
+// Other languages: Python, TypeScript, JavaScript, Java and Rust sources
+// under the root (with or without a go.mod) are parsed with tree-sitter
+// grammars compiled to WebAssembly (package treesitter) and stated and
+// resolved by package langs, into the same node kinds and relationships
+// (plus extends); their modules are named apart from the Go packages
+// (polyglot.go). Their facts are kept per file in the State and reused
+// while a file's content hash is unchanged (or git says it is, with
+// Since); resolution runs over every file each run. Dependency and build
+// directories (node_modules, vendor, target, dist, build, out, coverage,
+// virtual environments, hidden ones) are not walked, and generated or
+// minified files are skipped with a note, as are files the parser gives
+// up on; a file with syntax errors states what the parser read.
+//
 // Concurrency: Run, LoadState and PrepareStateDir may be called from
 // several goroutines, for different state files; two runs must not share
 // a state file or a type cache file. A run cancelled during a type check

@@ -35,6 +35,7 @@ const (
 	RelUsesType   = "uses_type"           // function, method or type -> a type of its signature or fields
 	RelImports    = "imports"             // package -> package
 	RelTests      = "tests"               // test function -> what it exercises
+	RelExtends    = "extends"             // class or interface -> its base (the other languages)
 )
 
 // node is what the graph says of one symbol, keyed by its id: the

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kgctx/kgctx/compose/codeindex/langs"
+	"github.com/kgctx/kgctx/compose/codeindex/treesitter"
 	"github.com/kgctx/kgctx/engine"
 )
 
@@ -48,7 +50,7 @@ type NodeRef struct {
 // kinds are the node types the indexer writes; relationships its edges.
 var (
 	kinds         = []string{KindPackage, KindFile, KindFunction, KindMethod, KindType, KindInterface}
-	relationships = []string{RelContains, RelDefines, RelHasMethod, RelCalls, RelCallsIface, RelImplements, RelImplBy, RelEmbeds, RelUsesType, RelImports, RelTests}
+	relationships = []string{RelContains, RelDefines, RelHasMethod, RelCalls, RelCallsIface, RelImplements, RelImplBy, RelEmbeds, RelUsesType, RelImports, RelTests, RelExtends}
 )
 
 // Options of a run.
@@ -72,6 +74,13 @@ type Options struct {
 	// Binding is recorded in the state the run returns; a previous state
 	// of another binding is not used.
 	Binding Binding
+	// Parsers, when set, parse the sources of other languages than Go
+	// (the caller closes them); else the run starts its own when a source
+	// needs parsing, with its compiled modules cached in ParserCache
+	// ("" keeps them in memory): a directory no other user may write
+	// (see PrepareStateDir), since it holds machine code the run executes.
+	Parsers     *treesitter.Runtime
+	ParserCache string
 	// Warn, when set, hears what the run skips: each file over
 	// MaxFileSize or not regular, once; the files and directories behind
 	// symbolic links that leave the root, counted, once per run; the
@@ -97,6 +106,9 @@ type Result struct {
 	// WriteStarted: the run had begun writing when it stopped (through a
 	// server, a request in flight may have been written).
 	WriteStarted bool
+	// Languages counts the files of each other language than Go in the
+	// index (python, typescript, javascript, java, rust).
+	Languages map[string]int
 }
 
 func (r Result) String() string {
@@ -104,8 +116,19 @@ func (r Result) String() string {
 	if r.Full {
 		mode = "full"
 	}
-	return fmt.Sprintf("indexed %s (%s): %d of %d packages read (%d files, %d unchanged); %d nodes, %d triplets; %d triplets written, %d triplets and %d nodes deleted; %s",
-		r.Module, mode, r.PackagesRead, r.Packages, r.FilesRead, r.FilesUnchanged, r.Nodes, r.Triplets, r.Imported,
+	langs := ""
+	for _, l := range sortedKeys(r.Languages) {
+		langs += fmt.Sprintf(", %d %s", r.Languages[l], l)
+	}
+	read := fmt.Sprintf("%d of %d packages", r.PackagesRead, r.Packages)
+	switch {
+	case langs != "" && r.Packages == 0:
+		read = "files of" + strings.TrimPrefix(langs, ",")
+	case langs != "":
+		read += " and files of" + strings.TrimPrefix(langs, ",")
+	}
+	return fmt.Sprintf("indexed %s (%s): %s read (%d files, %d unchanged); %d nodes, %d triplets; %d triplets written, %d triplets and %d nodes deleted; %s",
+		r.Module, mode, read, r.FilesRead, r.FilesUnchanged, r.Nodes, r.Triplets, r.Imported,
 		r.DeletedTriplets, r.DeletedNodes, r.Elapsed.Round(time.Millisecond))
 }
 
@@ -128,11 +151,32 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 		warn = func(string) {}
 	}
 	m, err := readModule(ctx, dir, o.ModulePath, warn)
+	noGo := errors.Is(err, ErrNotModule)
+	if noGo {
+		// No Go module: the tree is read for its other languages.
+		m, err = bareModule(dir, warn)
+	}
 	if err != nil {
 		return nil, Result{}, err
 	}
 	defer m.tree.report()
+	src, err := listSources(ctx, m.tree)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	if noGo && len(src.files) == 0 {
+		return nil, Result{}, fmt.Errorf("%w, nor a source of another language read (Python, TypeScript, JavaScript, Java, Rust): %s", ErrNotModule, dir)
+	}
+	if noGo && src.goFiles > 0 {
+		warn(fmt.Sprintf("%d .go files not read: %s has no go.mod (give the module's import path to read them)", src.goFiles, dir))
+	}
+	lr := &langRun{t: m.tree, warn: warn, o: o}
+	defer lr.close()
+	defer lr.report()
 	res := Result{Module: m.Path, Packages: len(m.Pkgs)}
+	if noGo {
+		res.Module = filepath.Base(m.Root)
+	}
 	if prev != nil && (o.Full || prev.Module != m.Path || prev.NoTests != o.NoTests || prev.Binding != o.Binding) {
 		prev = nil
 	}
@@ -147,7 +191,11 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 		legacy, prev = prev.Written, nil
 	}
 	if prev != nil {
-		n, ok, err := sink.Node(ctx, prev.rootName(m))
+		marker := prev.Marker
+		if len(prev.Pkgs) > 0 || marker == "" {
+			marker = prev.rootName(m)
+		}
+		n, ok, err := sink.Node(ctx, marker)
 		if err != nil {
 			return nil, res, err
 		}
@@ -192,6 +240,19 @@ func Run(ctx context.Context, dir string, prev *State, sink Sink, o Options) (*S
 		return nil, res, err
 	}
 	res.PackagesRead = len(parsed)
+	files, read, kept, err := lr.langFiles(ctx, src, prev, o.Since)
+	if err != nil {
+		return nil, res, err
+	}
+	next.Files, next.Crates, next.LangVersion = files, src.crates, langs.Version
+	res.FilesRead += read
+	res.FilesUnchanged += kept
+	for _, f := range files {
+		if res.Languages == nil {
+			res.Languages = map[string]int{}
+		}
+		res.Languages[f.Lang]++
+	}
 	// implements depends on every package's declarations: computed again
 	// when any package was read, else kept.
 	if prev != nil && len(changed) == 0 {
@@ -522,6 +583,21 @@ func (s *State) triplets(m *module) []triplet {
 		if nm.known(e[0]) && nm.known(e[2]) {
 			emit(e[3], e[0], e[1], e[2])
 		}
+	}
+	// The other languages' modules are named apart from Go's packages.
+	taken := map[string]bool{}
+	for _, t := range out {
+		if t.SourceType == KindPackage {
+			taken[t.Source] = true
+		}
+		if t.TargetType == KindPackage {
+			taken[t.Target] = true
+		}
+	}
+	lt, marker := s.langTriplets(taken)
+	out = append(out, lt...)
+	if len(s.Pkgs) == 0 {
+		s.Marker = marker
 	}
 	return out
 }

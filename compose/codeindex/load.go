@@ -112,6 +112,26 @@ func readModule(ctx context.Context, dir, modulePath string, warn func(string)) 
 	return m, err
 }
 
+// bareModule is a tree without a Go module: its root, read for the
+// other languages.
+func bareModule(dir string, warn func(string)) (*module, error) {
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if root, err = filepath.EvalSymlinks(root); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("codeindex: %s is not a directory", dir)
+	}
+	return &module{Root: root, tree: newTree(root, warn)}, nil
+}
+
 // importPath is the import path of the module-relative directory rel.
 func (m *module) importPath(rel string) string {
 	if rel == "." {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/kgctx/kgctx/compose/codeindex/langs"
 )
 
 // State is what the previous run left: per package its facts (files and
@@ -30,6 +32,17 @@ type State struct {
 	// computed over the whole module: [source, relationship, target,
 	// package of the implementing type].
 	Impl [][4]string `json:"impl,omitempty"`
+	// Files are the facts of each source of another language than Go
+	// (Python, TypeScript, JavaScript, Java, Rust), by root-relative
+	// path, extracted by langs.Version (LangVersion); Crates the Rust
+	// crates (Cargo.toml directories and names).
+	Files       map[string]*langs.File `json:"files,omitempty"`
+	Crates      map[string]string      `json:"crates,omitempty"`
+	LangVersion int                    `json:"langVersion,omitempty"`
+	// Marker names the node whose presence in the store says the state
+	// still describes it, when the tree has no Go package (else the
+	// module's root package is).
+	Marker string `json:"marker,omitempty"`
 	// Written are the triplets in the store, as
 	// "source\x00rel\x00target\x00fingerprint" (fingerprint: of the
 	// endpoints' types, descriptions and aliases), sorted.

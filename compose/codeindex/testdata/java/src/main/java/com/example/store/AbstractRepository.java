@@ -1,0 +1,9 @@
+package com.example.store;
+
+abstract class AbstractRepository {
+    protected void check() {}
+
+    protected void log(String what) {
+        check();
+    }
+}

@@ -1,0 +1,5 @@
+from app.core import price
+
+
+def main():
+    print(price(3))

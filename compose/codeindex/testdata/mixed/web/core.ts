@@ -1,0 +1,3 @@
+export function price(n: number): number {
+	return n * 100;
+}

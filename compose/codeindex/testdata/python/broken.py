@@ -1,0 +1,8 @@
+def fine():
+    return 1
+
+def broken(:
+    pass
+
+def after():
+    return fine()

@@ -1,0 +1,1 @@
+fn build_output() {}

@@ -1,0 +1,2 @@
+export {FetchTransport} from './transport.js';
+export type {Transport} from './transport.js';

@@ -1,0 +1,7 @@
+export function debug(message: string): void {
+	format(message);
+}
+
+function format(message: string): string {
+	return `[debug] ${message}`;
+}
