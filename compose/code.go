@@ -173,14 +173,18 @@ func codeSeeds(v *engine.View, seeds []traverse.Seed) bool {
 // program a change may touch, and its one file or type is where it lives,
 // which the code map and the names already say.
 func codeGraph(v *engine.View, seeds []traverse.Seed) bool {
-	for _, s := range seeds[:min(len(seeds), 3)] {
-		if _, ok := v.NodeLocation(s.Node); ok {
-			return true
-		}
-		switch v.NodeType(s.Node) {
-		case "package", "file", "function", "method", "type", "interface":
-			return true
-		}
+	return slices.ContainsFunc(seeds[:min(len(seeds), 3)], func(s traverse.Seed) bool { return codeNode(v, s.Node) })
+}
+
+// codeNode reports whether node n is a code symbol: it carries a location
+// or is of a code kind of the import contract.
+func codeNode(v *engine.View, n uint32) bool {
+	if _, ok := v.NodeLocation(n); ok {
+		return true
+	}
+	switch v.NodeType(n) {
+	case "package", "file", "function", "method", "type", "interface":
+		return true
 	}
 	return false
 }

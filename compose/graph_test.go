@@ -420,3 +420,32 @@ func TestAddNamedLongestRun(t *testing.T) {
 		t.Fatalf("named %v, want %v", got, want)
 	}
 }
+
+// TestSeedsSpreadOverTheQuery: ten "... Time Zone" nodes match two of the
+// query's words alike; "France" matches the third, alone. Without the
+// seeds' spread the ten fill the topK and France's line is never reached.
+func TestSeedsSpreadOverTheQuery(t *testing.T) {
+	e := newEnv(t)
+	var in []engine.TripletInput
+	for i, zone := range []string{"Central", "Eastern", "Pacific", "Mountain", "Alaska", "Atlantic", "China", "Greenwich Mean", "Newfoundland", "Philippine", "Hawaii"} {
+		in = append(in, engine.TripletInput{Source: fmt.Sprintf("City%02d", i), Relationship: "location_time_zones", Target: zone + " Time Zone"})
+	}
+	in = append(in, engine.TripletInput{Source: "France", Relationship: "location_time_zones", Target: "Central European Time Zone"},
+		engine.TripletInput{Source: "France", Relationship: "capital", Target: "Paris"})
+	// France is a common word of this graph's names, as in FB15k-237.
+	for i := range 40 {
+		in = append(in, engine.TripletInput{Source: fmt.Sprintf("Tour de France %d", 1980+i), Relationship: "held_in", Target: "France"})
+	}
+	e.load(t, tenA, in...)
+	b, err := e.c.GraphBlock(context.Background(), GraphRequest{Identity: agent("org_a"), Scope: tenA,
+		QueryText: "Who or what is the time zones of France?", BudgetTokens: 500, TopK: 10, Depth: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range b.Triplets {
+		if tr.SourceEntity == "France" && tr.Relationship == "location_time_zones" {
+			return
+		}
+	}
+	t.Fatalf("France's time zone is not in the block:\n%s", b.Block)
+}

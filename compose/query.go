@@ -153,6 +153,7 @@ type seedScore struct {
 	fused    float64 // the index's fused score (best = 1)
 	name     float64 // the name match (0 when the name matches no query word)
 	verbatim bool
+	mask     uint64 // the query words its name matches
 }
 
 // maxRelsChecked bounds the relationships a request checks against the
@@ -326,7 +327,7 @@ func (c *Composer) calibrate(v *engine.View, hits []fuse.Ranked, k int, sc *quer
 		if !v.Live(h.ID) {
 			continue
 		}
-		s := seedScore{node: h.ID, fused: h.Score}
+		s := seedScore{node: h.ID, fused: h.Score, mask: ms[i].mask}
 		if m := ms[i]; m.mw > 0 && best > 0 {
 			s.name = m.mw / best * m.cover
 			if !m.verbatim {
@@ -346,12 +347,40 @@ func (c *Composer) calibrate(v *engine.View, hits []fuse.Ranked, k int, sc *quer
 		sc.seeds = append(sc.seeds, s)
 	}
 	slices.SortStableFunc(sc.seeds, func(a, b seedScore) int { return cmp.Compare(b.score, a.score) })
+	if !slices.ContainsFunc(sc.seeds[:min(len(sc.seeds), 3)], func(s seedScore) bool { return codeNode(v, s.node) }) {
+		spreadSeeds(sc.seeds)
+	}
 	sc.seeds = sc.seeds[:min(len(sc.seeds), k)]
 	dst = dst[:0]
 	for _, s := range sc.seeds {
 		dst = append(dst, traverse.Seed{Node: s.node, Score: s.score})
 	}
 	return dst
+}
+
+// seedRedundancy spreads the seeds over what the query asks: a seed
+// whose name matches exactly the query words of n better seeds counts
+// 1/(1 + seedRedundancy × n), so ten "... Time Zone" nodes do not crowd
+// "France" out of "the time zones of France" (outside code graphs, where
+// several symbols named alike are often all the change touches).
+const seedRedundancy = 0.5
+
+// spreadSeeds applies seedRedundancy to ss, sorted best first, and sorts
+// it again.
+func spreadSeeds(ss []seedScore) {
+	for i := range ss {
+		if ss[i].mask == 0 {
+			continue
+		}
+		n := 0
+		for _, b := range ss[:i] {
+			if b.mask == ss[i].mask {
+				n++
+			}
+		}
+		ss[i].score /= 1 + seedRedundancy*float64(n)
+	}
+	slices.SortStableFunc(ss, func(a, b seedScore) int { return cmp.Compare(b.score, a.score) })
 }
 
 // maxNameRun is the most query words looked up together as one name.
