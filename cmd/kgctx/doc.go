@@ -1,8 +1,9 @@
 // Command kgctx is the kgctx binary: `serve` runs the HTTP server (and a
 // cluster node with --cluster), `mcp` serves the MCP tools over stdio by
 // forwarding to a running server, `import` loads triplet files offline or
-// through a server, `index` turns a Go module into triplets (offline or
-// through a server), `graph` inspects and edits a data directory,
+// through a server, `index` turns a repository (Go, Python,
+// TypeScript/JavaScript, Java, Rust) into triplets (offline or through a
+// server), `graph` inspects and edits a data directory,
 // `context` prints a graph block, `observations`, `nodes search` and
 // `projects` list, search and correct a project's memory (offline or
 // through a server), `token` creates, lists and revokes bearer tokens,
