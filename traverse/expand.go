@@ -86,6 +86,10 @@ type scratch struct {
 	// farW holds the far endpoints' weights of the node being expanded,
 	// read in one tight loop so that their cache misses overlap.
 	farW []float64
+	// alikeTab holds Query.Alike's factors by count (1/(1 + Alike ln n)),
+	// for the rate it was made for.
+	alikeTab  []float64
+	alikeRate float64
 }
 
 var pool = sync.Pool{New: func() any { return &scratch{} }}

@@ -76,6 +76,10 @@ type NodeMask struct {
 	Mask uint64
 }
 
+// alikeTabSize bounds the table of Query.Alike factors a walk keeps
+// (scratch.alikeTab); larger counts compute theirs.
+const alikeTabSize = 256
+
 // wfMax is the largest weight factor, which divides them all so that
 // importance stays in (0, 1].
 const wfMax = 1.2 * 1.2
@@ -247,10 +251,15 @@ func (sc *scratch) expandQuery(v *engine.View, seeds []Seed, o Options, q *Query
 	if !(alike > 0) {
 		alike = 0
 	}
-	alikeF := func(in engine.Incident, gain uint64, hops uint8) float64 {
+	// match is what the edge matches of the query, gain what of it is
+	// new to its path.
+	alikeF := func(in engine.Incident, match, gain uint64, hops uint8) float64 {
 		if gain == 0 {
-			if relMask(in.Rel)&all != 0 || nodeMask(in.Other())&all != 0 {
+			if match != 0 {
 				return 1 // it matches the query, as its path did before
+			}
+			if int(in.Alike) < len(sc.alikeTab) {
+				return sc.alikeTab[in.Alike]
 			}
 			return 1 / (1 + alike*math.Log(float64(in.Alike)))
 		}
@@ -258,6 +267,12 @@ func (sc *scratch) expandQuery(v *engine.View, seeds []Seed, o Options, q *Query
 			return math.Sqrt(float64(hubDeg) / float64(in.Alike))
 		}
 		return 1
+	}
+	if alike > 0 && (len(sc.alikeTab) == 0 || sc.alikeRate != alike) {
+		sc.alikeTab, sc.alikeRate = slices.Grow(sc.alikeTab[:0], alikeTabSize)[:alikeTabSize], alike
+		for n := range sc.alikeTab {
+			sc.alikeTab[n] = 1 / (1 + alike*math.Log(float64(max(n, 1))))
+		}
 	}
 	sc.table.reset(len(seeds) * o.MaxFanout * 2)
 	visit := func(n uint32) bool {
@@ -337,7 +352,7 @@ seeds:
 			for i, in := range list[:gathered] {
 				sc.farW[i] = v.NodeWeight(in.Other())
 			}
-			offer := func(in engine.Incident, gain uint64, wo float64) {
+			offer := func(in engine.Incident, match, gain uint64, wo float64) {
 				m, mw := p.mask, p.w
 				if gain != 0 {
 					m, mw = m|gain, mw+weight(gain)
@@ -347,7 +362,7 @@ seeds:
 					hub *= hubHere
 				}
 				if alike > 0 && in.Alike > 1 {
-					hub *= alikeF(in, gain, p.hops)
+					hub *= alikeF(in, match, gain, p.hops)
 				}
 				other := in.Other()
 				wf := (0.8 + 0.4*in.Weight) * (0.8 + 0.4*(wn+wo)/2)
@@ -395,12 +410,12 @@ seeds:
 				if other == p.prev && p.hops > 0 {
 					continue // straight back
 				}
-				gain := relMask(in.Rel)
+				match := relMask(in.Rel)
 				if i < nodeScan {
-					gain |= nodeMask(other)
+					match |= nodeMask(other)
 				}
-				gain &^= p.mask
-				gain &= all
+				match &= all
+				gain := match &^ p.mask
 				if i >= o.MaxFanout {
 					// Beyond the strongest, an edge that explains a word, or
 					// (reading enumerations) a node's one edge of its kind.
@@ -410,9 +425,9 @@ seeds:
 					matched++
 				}
 				if i < gathered {
-					offer(in, gain, sc.farW[i])
+					offer(in, match, gain, sc.farW[i])
 				} else {
-					offer(in, gain, v.NodeWeight(other))
+					offer(in, match, gain, v.NodeWeight(other))
 				}
 			}
 			// A hub beyond the scanned prefix: the edges of the matched
@@ -435,7 +450,7 @@ seeds:
 								continue
 							}
 							matched++
-							offer(in, gain, v.NodeWeight(other))
+							offer(in, gain, gain, v.NodeWeight(other))
 						}
 					}
 				}
