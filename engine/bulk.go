@@ -617,34 +617,9 @@ func (s *Store) dropEntries(tenants, rels []uint32) error {
 // some of its chunks committed, in chunks, and the tenant it created.
 func (s *Store) undoObservations(ids, tenants []uint32) error {
 	bg := context.Background()
-	_, maxN := s.chunks.limits()
-	var last uint64
-	for len(ids) > 0 {
-		k := min(maxN, len(ids))
-		part := ids[:k]
-		ids = ids[k:]
-		seq, err := func() (uint64, error) {
-			s.wmu.Lock()
-			defer s.wmu.Unlock()
-			b := s.newBatch(time.Now().UnixNano())
-			for _, id := range part {
-				if s.g.obs[id].live {
-					b.delObs = append(b.delObs, id)
-				}
-			}
-			if len(b.delObs) == 0 {
-				return 0, nil
-			}
-			if err := b.commit(); err != nil {
-				return 0, err
-			}
-			s.notifyNoWait(b.changeSet())
-			return b.seq, nil
-		}()
-		if err != nil {
-			return err
-		}
-		last = max(last, seq)
+	_, last, err := s.deleteObsChunks(bg, ids, false)
+	if err != nil {
+		return err
 	}
 	if err := s.dropEntries(tenants, nil); err != nil {
 		return err

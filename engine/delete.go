@@ -193,14 +193,30 @@ func (s *Store) ClearObservations(ctx context.Context, t Tenant) (int, error) {
 		return nil
 	})
 	bg := context.WithoutCancel(ctx)
+	deleted, last, err := s.deleteObsChunks(bg, ids, true)
+	if err != nil {
+		return deleted, err
+	}
+	return deleted, s.waitApplied(bg, last)
+}
+
+// deleteObsChunks deletes the live observations among ids in chunks of
+// the store's size, each its own batch, and returns how many it deleted
+// and the last batch's sequence. With flow, each chunk waits for the
+// indexers' room and hands its change set on as writes do; without (an
+// import's undo, which must not wait on the room its own chunks took),
+// the change sets are handed on without waiting.
+func (s *Store) deleteObsChunks(ctx context.Context, ids []uint32, flow bool) (int, uint64, error) {
 	_, maxN := s.chunks.limits()
 	var last uint64
 	deleted := 0
 	for len(ids) > 0 {
 		part := ids[:min(maxN, len(ids))]
 		ids = ids[len(part):]
-		if err := s.waitRoom(bg, len(part)); err != nil {
-			return deleted, err
+		if flow {
+			if err := s.waitRoom(ctx, len(part)); err != nil {
+				return deleted, last, err
+			}
 		}
 		seq, err := func() (uint64, error) {
 			s.wmu.Lock()
@@ -218,13 +234,17 @@ func (s *Store) ClearObservations(ctx context.Context, t Tenant) (int, error) {
 				return 0, err
 			}
 			deleted += len(b.delObs)
-			s.notify(b.changeSet())
+			if flow {
+				s.notify(b.changeSet())
+			} else {
+				s.notifyNoWait(b.changeSet())
+			}
 			return b.seq, nil
 		}()
 		if err != nil {
-			return deleted, err
+			return deleted, last, err
 		}
 		last = max(last, seq)
 	}
-	return deleted, s.waitApplied(bg, last)
+	return deleted, last, nil
 }

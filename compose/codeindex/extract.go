@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/kgctx/kgctx/compose/codeindex/langs"
 )
 
 // Node kinds (the nodes' type in the store).
@@ -168,7 +170,7 @@ func (x *extractor) file(f *srcFile, info *types.Info) *fileFacts {
 	}
 	ff.Nodes[fid] = fileNode
 	if !f.Test && f.AST.Doc != nil && f.AST.Name.Name != "main" {
-		ff.Nodes[pkgID(x.ip)] = node{Kind: KindPackage, Pkg: x.ip, Desc: synopsis(f.AST.Doc.Text())}
+		ff.Nodes[pkgID(x.ip)] = node{Kind: KindPackage, Pkg: x.ip, Desc: langs.Synopsis(f.AST.Doc.Text())}
 	}
 	fx.add(pkgID(x.ip), RelContains, fid)
 	if f.Test {
@@ -199,7 +201,7 @@ func (x *extractor) file(f *srcFile, info *types.Info) *fileFacts {
 		fx.add(pkgID(x.ip), RelImports, pkgID(p))
 	}
 	if len(imps) > 0 {
-		fileNode.Desc = synopsis("Imports " + strings.Join(imps, ", "))
+		fileNode.Desc = langs.Synopsis("Imports " + strings.Join(imps, ", "))
 		ff.Nodes[fid] = fileNode
 	}
 	for _, d := range f.AST.Decls {
@@ -225,7 +227,7 @@ func (x *extractor) file(f *srcFile, info *types.Info) *fileFacts {
 				if _, ok := ts.Type.(*ast.InterfaceType); ok {
 					kind = KindInterface
 				}
-				fx.def(id, node{Kind: kind, Pkg: x.ip, Base: ts.Name.Name, Desc: synopsis(doc.Text()), Sig: typeSig(x.l.fset, ts)}, at)
+				fx.def(id, node{Kind: kind, Pkg: x.ip, Base: ts.Name.Name, Desc: langs.Synopsis(doc.Text()), Sig: typeSig(x.l.fset, ts)}, at)
 				fx.typeDecl(id, ts)
 			}
 		}
@@ -268,7 +270,7 @@ func (fx *fileX) typeDecl(id string, ts *ast.TypeSpec) {
 			ft, _ := m.Type.(*ast.FuncType)
 			for _, n := range m.Names {
 				mid := symID(x.ip, ts.Name.Name+"."+n.Name)
-				fx.def(mid, node{Kind: KindMethod, Pkg: x.ip, Base: ts.Name.Name + "." + n.Name, Desc: synopsis(m.Doc.Text()),
+				fx.def(mid, node{Kind: KindMethod, Pkg: x.ip, Base: ts.Name.Name + "." + n.Name, Desc: langs.Synopsis(m.Doc.Text()),
 					Sig: ifaceMethodSig(x.l.fset, n, ft)}, m)
 				fx.add(id, RelHasMethod, mid)
 			}
@@ -322,17 +324,17 @@ func (fx *fileX) funcDecl(d *ast.FuncDecl) {
 			return
 		}
 		id = symID(x.ip, recv+"."+name)
-		fx.def(id, node{Kind: KindMethod, Pkg: x.ip, Base: recv + "." + name, Desc: synopsis(d.Doc.Text()), Sig: sig}, d)
+		fx.def(id, node{Kind: KindMethod, Pkg: x.ip, Base: recv + "." + name, Desc: langs.Synopsis(d.Doc.Text()), Sig: sig}, d)
 		fx.add(symID(x.ip, recv), RelHasMethod, id)
 	case d.Recv != nil:
 		return
 	case name == "init":
 		base := fx.initBase()
 		id = symID(x.ip, base)
-		fx.def(id, node{Kind: KindFunction, Pkg: x.ip, Base: base, Desc: synopsis(d.Doc.Text()), Sig: sig}, d)
+		fx.def(id, node{Kind: KindFunction, Pkg: x.ip, Base: base, Desc: langs.Synopsis(d.Doc.Text()), Sig: sig}, d)
 	default:
 		id = symID(x.ip, name)
-		fx.def(id, node{Kind: KindFunction, Pkg: x.ip, Base: name, Desc: synopsis(d.Doc.Text()), Sig: sig}, d)
+		fx.def(id, node{Kind: KindFunction, Pkg: x.ip, Base: name, Desc: langs.Synopsis(d.Doc.Text()), Sig: sig}, d)
 	}
 	if info == nil {
 		return
@@ -563,27 +565,4 @@ func (x *extractor) namedIn(t types.Type) []string {
 	}
 	walk(t)
 	return out
-}
-
-// synopsis is the first sentence of a doc comment, at most 300 bytes.
-func synopsis(text string) string {
-	text = strings.TrimSpace(text)
-	if i := strings.Index(text, "\n\n"); i >= 0 {
-		text = text[:i]
-	}
-	text = strings.Join(strings.Fields(text), " ")
-	for i := 0; i+1 < len(text); i++ {
-		if text[i] == '.' && text[i+1] == ' ' {
-			text = text[:i+1]
-			break
-		}
-	}
-	if len(text) > 300 {
-		cut := 300
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		text = text[:cut] + "…"
-	}
-	return text
 }

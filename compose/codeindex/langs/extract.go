@@ -182,9 +182,9 @@ func capSig(s string) string {
 	return s[:cut] + "…"
 }
 
-// synopsis is the first sentence of a doc, at most 300 bytes (as the Go
-// indexer's).
-func synopsis(text string) string {
+// Synopsis is the first sentence of a doc comment, at most 300 bytes:
+// the description every indexer of the module (Go's too) gives a symbol.
+func Synopsis(text string) string {
 	text = strings.TrimSpace(text)
 	if i := strings.Index(text, "\n\n"); i >= 0 {
 		text = text[:i]
@@ -261,7 +261,7 @@ func (x *extractor) docBefore(n treesitter.Node, prefixes []string, skip ...stri
 	if len(lines) == 0 {
 		return ""
 	}
-	return synopsis(commentText(strings.Join(lines, "\n")))
+	return Synopsis(commentText(strings.Join(lines, "\n")))
 }
 
 func contains(ss []string, s string) bool {

@@ -26,7 +26,7 @@ func (x *extractor) python(root treesitter.Node) {
 		if c.IsNamed() && c.Kind() != "comment" {
 			if c.Kind() == "expression_statement" {
 				if s := c.FirstChild(); s.Kind() == "string" {
-					x.f.Doc = synopsis(pyString(s))
+					x.f.Doc = Synopsis(pyString(s))
 				}
 			}
 			break
@@ -144,7 +144,7 @@ func pyDoc(body treesitter.Node) string {
 		}
 		if c.Kind() == "expression_statement" {
 			if s := c.FirstChild(); s.Kind() == "string" {
-				return synopsis(pyString(s))
+				return Synopsis(pyString(s))
 			}
 		}
 		return ""

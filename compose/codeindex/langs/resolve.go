@@ -976,7 +976,7 @@ func (r *resolver) imports(g *Graph) {
 			r.edge(sp.ID, RelImports, id)
 		}
 		if len(names) > 0 {
-			g.FileDesc[f.Path] = synopsis("Imports " + strings.Join(names, ", "))
+			g.FileDesc[f.Path] = Synopsis("Imports " + strings.Join(names, ", "))
 		}
 	}
 }

@@ -37,7 +37,7 @@ func (x *extractor) rust(root treesitter.Node) {
 			doc = append(doc, c.ChildOfKind("doc_comment").Text())
 		}
 	}
-	x.f.Doc = synopsis(strings.Join(doc, "\n"))
+	x.f.Doc = Synopsis(strings.Join(doc, "\n"))
 	x.rsItems(root, rsScope{test: x.f.Test})
 }
 
