@@ -14,30 +14,30 @@ import (
 	"github.com/kgctx/kgctx/compose/codeindex/langs"
 )
 
-// Node kinds (the nodes' type in the store).
+// Node kinds (the nodes' type in the store), one set for every language.
 const (
-	KindPackage   = "package"
-	KindFile      = "file"
-	KindFunction  = "function"
-	KindMethod    = "method"
-	KindType      = "type"
-	KindInterface = "interface"
+	KindPackage   = langs.KindPackage
+	KindFile      = langs.KindFile
+	KindFunction  = langs.KindFunction
+	KindMethod    = langs.KindMethod
+	KindType      = langs.KindType
+	KindInterface = langs.KindInterface
 )
 
 // Relationships.
 const (
-	RelContains   = "contains"            // package -> file
-	RelDefines    = "defines"             // file -> function, method, type, interface
-	RelHasMethod  = "has_method"          // type or interface -> method
-	RelCalls      = "calls"               // function or method -> function or method (static, or on a known receiver)
+	RelContains   = langs.RelContains     // package -> file
+	RelDefines    = langs.RelDefines      // file -> function, method, type, interface
+	RelHasMethod  = langs.RelHasMethod    // type or interface -> method
+	RelCalls      = langs.RelCalls        // function or method -> function or method (static, or on a known receiver)
 	RelCallsIface = "calls_via_interface" // function or method -> an interface's method
-	RelImplements = "implements"          // type -> interface
-	RelImplBy     = "implemented_by"      // interface method -> the method of a type that implements it
+	RelImplements = langs.RelImplements   // type -> interface
+	RelImplBy     = langs.RelImplBy       // interface method -> the method of a type that implements it
 	RelEmbeds     = "embeds"              // struct or interface -> embedded type
 	RelUsesType   = "uses_type"           // function, method or type -> a type of its signature or fields
-	RelImports    = "imports"             // package -> package
-	RelTests      = "tests"               // test function -> what it exercises
-	RelExtends    = "extends"             // class or interface -> its base (the other languages)
+	RelImports    = langs.RelImports      // package -> package
+	RelTests      = langs.RelTests        // test function -> what it exercises
+	RelExtends    = langs.RelExtends      // class or interface -> its base (the other languages)
 )
 
 // node is what the graph says of one symbol, keyed by its id: the

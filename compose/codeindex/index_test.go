@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/kgctx/kgctx/compose/codeindex/langs"
 	"github.com/kgctx/kgctx/engine"
 )
 
@@ -572,7 +573,7 @@ func TestOneLineSignatures(t *testing.T) {
 		}
 	}
 	long := "func F(" + strings.Repeat("é", 200) + ")"
-	if got := capSig(long); len(got) > maxSig || !strings.HasSuffix(got, "…") || !utf8.ValidString(got) {
+	if got := langs.CapSig(long); len(got) > langs.MaxSig || !strings.HasSuffix(got, "…") || !utf8.ValidString(got) {
 		t.Errorf("capSig: %d bytes %q", len(got), got)
 	}
 }

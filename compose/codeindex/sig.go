@@ -6,11 +6,9 @@ import (
 	"go/token"
 	"strings"
 	"unicode"
-	"unicode/utf8"
-)
 
-// maxSig bounds a signature (engine.MaxSignatureBytes).
-const maxSig = 256
+	"github.com/kgctx/kgctx/compose/codeindex/langs"
+)
 
 // Signatures are printed from the syntax tree, as the source writes them
 // (parameter names included, types qualified as the file qualifies
@@ -51,7 +49,7 @@ func printSig(fset *token.FileSet, n ast.Node) string {
 	if err := (&printer.Config{Mode: printer.RawFormat}).Fprint(&b, fset, n); err != nil {
 		return ""
 	}
-	return capSig(oneLine(b.String()))
+	return langs.CapSig(oneLine(b.String()))
 }
 
 // oneLine folds a printed declaration to one line: runs of white space
@@ -63,16 +61,4 @@ func oneLine(s string) string {
 		s = strings.ReplaceAll(s, r[0], r[1])
 	}
 	return s
-}
-
-// capSig cuts s to maxSig bytes, on a rune boundary, with an ellipsis.
-func capSig(s string) string {
-	if len(s) <= maxSig {
-		return s
-	}
-	cut := maxSig - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -128,7 +128,7 @@ func (x *extractor) sym(s Sym) bool {
 		return false
 	}
 	x.seen[k] = true
-	s.Sig = capSig(s.Sig)
+	s.Sig = CapSig(s.Sig)
 	x.f.Syms = append(x.f.Syms, s)
 	return true
 }
@@ -168,14 +168,15 @@ func oneLine(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// maxSig bounds a signature (engine.MaxSignatureBytes).
-const maxSig = 256
+// MaxSig bounds a signature (engine.MaxSignatureBytes).
+const MaxSig = 256
 
-func capSig(s string) string {
-	if len(s) <= maxSig {
+// CapSig cuts s to MaxSig bytes, on a rune boundary, with an ellipsis.
+func CapSig(s string) string {
+	if len(s) <= MaxSig {
 		return s
 	}
-	cut := maxSig - len("…")
+	cut := MaxSig - len("…")
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

@@ -1,7 +1,7 @@
 package langs
 
 // Node kinds and relationships, the Go indexer's where they mean the same
-// (codeindex's constants carry the same strings).
+// (codeindex's constants are these).
 const (
 	KindPackage   = "package"
 	KindFile      = "file"

@@ -103,7 +103,7 @@ func FuzzExtract(f *testing.F) {
 				continue // over a parser limit: no facts
 			}
 			for _, s := range fl.Syms {
-				if s.Line < 1 || s.End < s.Line || s.End > fl.Lines+1 || len(s.Sig) > maxSig+3 {
+				if s.Line < 1 || s.End < s.Line || s.End > fl.Lines+1 || len(s.Sig) > MaxSig+3 {
 					t.Errorf("%s: %+v outside the file's %d lines or too long", p, s, fl.Lines)
 				}
 			}

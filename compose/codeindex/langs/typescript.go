@@ -542,7 +542,7 @@ func (x *extractor) jsTest(call treesitter.Node) {
 	}
 	title = strings.Join(strings.Fields(title), " ")
 	if len(title) > 80 {
-		title = capSig(title[:80])
+		title = CapSig(title[:80])
 	}
 	base := p[0] + `("` + strings.ReplaceAll(title, `"`, `'`) + `")`
 	s := Sym{Base: base, Kind: KindFunction, Test: true, Sig: oneLine(strings.SplitN(call.Text(), "\n", 2)[0]),
