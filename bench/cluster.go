@@ -302,6 +302,42 @@ func clusterDir(pattern string) (root, admin, secret string, err error) {
 	return root, hex.EncodeToString(tb[:]), secret, nil
 }
 
+// localCluster is the folder, operator token, secret and NATS route ports
+// of a cluster of kgctx nodes started on loopback, each with an embedded
+// NATS server (a rolling upgrade, an org move).
+type localCluster struct {
+	root, admin, secret string
+	ports               []int
+	routes              []string
+}
+
+// newLocalCluster makes a cluster folder (pattern as os.MkdirTemp's) and
+// picks the route ports of nodes nodes; the caller removes lc.root.
+func newLocalCluster(pattern string, nodes int) (*localCluster, error) {
+	root, admin, secret, err := clusterDir(pattern)
+	if err != nil {
+		return nil, err
+	}
+	ports, err := freeLoopbackPorts(nodes)
+	if err != nil {
+		os.RemoveAll(root)
+		return nil, err
+	}
+	lc := &localCluster{root: root, admin: admin, secret: secret, ports: ports}
+	for _, p := range ports {
+		lc.routes = append(lc.routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	return lc, nil
+}
+
+// args is node i's `kgctx serve` command line in cluster name with
+// replicas copies of each shard, then extra.
+func (lc *localCluster) args(name string, i, replicas int, extra ...string) []string {
+	return append([]string{"serve", "--data", filepath.Join(lc.root, fmt.Sprintf("n%d", i+1)), "--addr", "127.0.0.1:0", "--admin-token", lc.admin,
+		"--cluster", name, "--cluster-secret-file", lc.secret, "--node-id", fmt.Sprintf("n%d", i+1), "--nats-embed", "--nats-port", "-1",
+		"--replicas", strconv.Itoa(replicas), "--nats-cluster-port", strconv.Itoa(lc.ports[i]), "--nats-routes", strings.Join(lc.routes, ",")}, extra...)
+}
+
 func runDeployment(ctx context.Context, cfg ClusterConfig, nodes int, alone bool, batches [][]byte, triplets int, bodies [][]byte) (ClusterRun, error) {
 	run := ClusterRun{Nodes: nodes, Triplets: triplets}
 	root, admin, secret, err := clusterDir("kgctx-bench-cluster-*")

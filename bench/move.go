@@ -9,9 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -107,20 +105,13 @@ func RunMove(ctx context.Context, cfg MoveConfig) (*MoveReport, error) {
 		cfg.Pace = 100 * time.Millisecond
 	}
 	rep := &MoveReport{Triplets: cfg.Triplets, Writers: cfg.Writers, PaceMs: float64(cfg.Pace.Milliseconds()), Differ: []string{}}
-	root, admin, secret, err := clusterDir("kgctx-bench-move-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(root)
 	const nodes = 3
-	ports, err := freeLoopbackPorts(nodes)
+	lc, err := newLocalCluster("kgctx-bench-move-*", nodes)
 	if err != nil {
 		return nil, err
 	}
-	var routes []string
-	for _, p := range ports {
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
-	}
+	defer os.RemoveAll(lc.root)
+	admin := lc.admin
 	ns := make([]*benchNode, nodes)
 	defer func() {
 		for _, n := range ns {
@@ -130,10 +121,7 @@ func RunMove(ctx context.Context, cfg MoveConfig) (*MoveReport, error) {
 		}
 	}()
 	for i := range ns {
-		args := []string{"serve", "--data", filepath.Join(root, fmt.Sprintf("n%d", i+1)), "--addr", "127.0.0.1:0", "--admin-token", admin,
-			"--cluster", "move", "--cluster-secret-file", secret, "--node-id", fmt.Sprintf("n%d", i+1), "--nats-embed", "--nats-port", "-1",
-			"--replicas", "2", "--shards", "s0,s1,s2,s3", "--nats-cluster-port", strconv.Itoa(ports[i]), "--nats-routes", strings.Join(routes, ",")}
-		if ns[i], err = launchNode(ctx, cfg.Executable, args); err != nil {
+		if ns[i], err = launchNode(ctx, cfg.Executable, lc.args("move", i, 2, "--shards", "s0,s1,s2,s3")); err != nil {
 			return nil, err
 		}
 	}

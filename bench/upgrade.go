@@ -11,9 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,25 +107,14 @@ func RunUpgrade(ctx context.Context, cfg UpgradeConfig) (*UpgradeReport, error) 
 		cfg.Settle = 2 * time.Second
 	}
 	rep := &UpgradeReport{Machine: machine(), From: Version(cfg.From), To: Version(cfg.To), Differ: []string{}}
-	root, admin, secret, err := clusterDir("kgctx-bench-upgrade-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(root)
 	const nodes = 3
-	ports, err := freeLoopbackPorts(nodes)
+	lc, err := newLocalCluster("kgctx-bench-upgrade-*", nodes)
 	if err != nil {
 		return nil, err
 	}
-	var routes []string
-	for _, p := range ports {
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
-	}
-	args := func(i int) []string {
-		return []string{"serve", "--data", filepath.Join(root, fmt.Sprintf("n%d", i+1)), "--addr", "127.0.0.1:0", "--admin-token", admin,
-			"--cluster", "upgrade", "--cluster-secret-file", secret, "--node-id", fmt.Sprintf("n%d", i+1), "--nats-embed", "--nats-port", "-1",
-			"--replicas", strconv.Itoa(nodes), "--nats-cluster-port", strconv.Itoa(ports[i]), "--nats-routes", strings.Join(routes, ",")}
-	}
+	defer os.RemoveAll(lc.root)
+	admin := lc.admin
+	args := func(i int) []string { return lc.args("upgrade", i, nodes) }
 	ns := make([]*benchNode, nodes)
 	var nsMu sync.Mutex // ns[i] changes when node i is upgraded
 	node := func(i int) *benchNode {
