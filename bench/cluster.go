@@ -338,6 +338,51 @@ func (lc *localCluster) args(name string, i, replicas int, extra ...string) []st
 		"--replicas", strconv.Itoa(replicas), "--nats-cluster-port", strconv.Itoa(lc.ports[i]), "--nats-routes", strings.Join(lc.routes, ",")}, extra...)
 }
 
+// posClient calls a cluster's nodes as one client that reads its own
+// writes: every request carries the positions of the writes answered
+// before it (api.SequenceHeader). Safe for concurrent use.
+type posClient struct {
+	cl  *http.Client
+	mu  sync.Mutex
+	pos engine.Positions
+}
+
+func newPosClient() *posClient { return &posClient{cl: &http.Client{Timeout: time.Minute}} }
+
+// call sends method path to node n with token tok, an Idempotency-Key
+// (key, when not "") and a body of type ctype, and reads the answer.
+func (pc *posClient) call(ctx context.Context, n *benchNode, method, path, tok, key, ctype string, body []byte) (httpAnswer, error) {
+	req, err := http.NewRequestWithContext(ctx, method, n.base()+path, bytes.NewReader(body))
+	if err != nil {
+		return httpAnswer{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	if key != "" {
+		req.Header.Set(api.IdempotencyKeyHeader, key)
+	}
+	pc.mu.Lock()
+	h := pc.pos.String()
+	pc.mu.Unlock()
+	if h != "" {
+		req.Header.Set(api.SequenceHeader, h)
+	}
+	res, err := pc.cl.Do(req)
+	if err != nil {
+		return httpAnswer{}, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err == nil && res.StatusCode < 300 {
+		pc.mu.Lock()
+		err = pc.pos.Add(res.Header.Get(api.SequenceHeader))
+		pc.mu.Unlock()
+	}
+	return httpAnswer{res.StatusCode, b}, err
+}
+
 func runDeployment(ctx context.Context, cfg ClusterConfig, nodes int, alone bool, batches [][]byte, triplets int, bodies [][]byte) (ClusterRun, error) {
 	run := ClusterRun{Nodes: nodes, Triplets: triplets}
 	root, admin, secret, err := clusterDir("kgctx-bench-cluster-*")

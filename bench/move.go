@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/kgctx/kgctx/api"
-	"github.com/kgctx/kgctx/engine"
 )
 
 // MoveConfig configures an org's move under writes: three nodes of
@@ -130,33 +128,9 @@ func RunMove(ctx context.Context, cfg MoveConfig) (*MoveReport, error) {
 			return nil, fmt.Errorf("node %d: %w", i+1, err)
 		}
 	}
-	cl := &http.Client{Timeout: time.Minute}
-	var pos engine.Positions
+	pc := newPosClient()
 	call := func(n *benchNode, method, path, tok, key, ctype string, body []byte) (httpAnswer, error) {
-		req, err := http.NewRequestWithContext(ctx, method, n.base()+path, bytes.NewReader(body))
-		if err != nil {
-			return httpAnswer{}, err
-		}
-		req.Header.Set("Authorization", "Bearer "+tok)
-		if ctype != "" {
-			req.Header.Set("Content-Type", ctype)
-		}
-		if key != "" {
-			req.Header.Set(api.IdempotencyKeyHeader, key)
-		}
-		if h := pos.String(); h != "" {
-			req.Header.Set(api.SequenceHeader, h)
-		}
-		res, err := cl.Do(req)
-		if err != nil {
-			return httpAnswer{}, err
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		if err == nil && res.StatusCode < 300 {
-			err = pos.Add(res.Header.Get(api.SequenceHeader))
-		}
-		return httpAnswer{res.StatusCode, b}, err
+		return pc.call(ctx, n, method, path, tok, key, ctype, body)
 	}
 	// Every node serves the shards it holds, and no other: each shard
 	// on two nodes.

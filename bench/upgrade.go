@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -140,38 +139,9 @@ func RunUpgrade(ctx context.Context, cfg UpgradeConfig) (*UpgradeReport, error) 
 			return nil, fmt.Errorf("node %d: %w", i+1, err)
 		}
 	}
-	cl := &http.Client{Timeout: time.Minute}
-	var posMu sync.Mutex
-	var pos engine.Positions
+	pc := newPosClient()
 	call := func(n *benchNode, method, path, tok, key, ctype string, body []byte) (httpAnswer, error) {
-		req, err := http.NewRequestWithContext(ctx, method, n.base()+path, bytes.NewReader(body))
-		if err != nil {
-			return httpAnswer{}, err
-		}
-		req.Header.Set("Authorization", "Bearer "+tok)
-		if ctype != "" {
-			req.Header.Set("Content-Type", ctype)
-		}
-		if key != "" {
-			req.Header.Set(api.IdempotencyKeyHeader, key)
-		}
-		posMu.Lock()
-		if h := pos.String(); h != "" {
-			req.Header.Set(api.SequenceHeader, h)
-		}
-		posMu.Unlock()
-		res, err := cl.Do(req)
-		if err != nil {
-			return httpAnswer{}, err
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		if err == nil && res.StatusCode < 300 {
-			posMu.Lock()
-			err = pos.Add(res.Header.Get(api.SequenceHeader))
-			posMu.Unlock()
-		}
-		return httpAnswer{res.StatusCode, b}, err
+		return pc.call(ctx, n, method, path, tok, key, ctype, body)
 	}
 	status := func(n *benchNode) (api.ClusterStatus, error) {
 		var st api.ClusterStatus
