@@ -233,7 +233,11 @@ func TestReplicatedStreamAndPlacement(t *testing.T) {
 func readStream(ctx context.Context, js jetstream.JetStream, stream string, n int) ([]string, error) {
 	var last error // the last error not caused by ctx's end
 	for ctx.Err() == nil {
-		c, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})
+		// Each attempt has its own deadline: a JetStream API request lost
+		// in a leader election waits for its context's end, which would
+		// otherwise be the whole test's.
+		actx, acancel := context.WithTimeout(ctx, 20*time.Second)
+		c, err := js.OrderedConsumer(actx, stream, jetstream.OrderedConsumerConfig{})
 		var got []string
 		for err == nil && len(got) < n {
 			var m jetstream.Msg
@@ -241,6 +245,7 @@ func readStream(ctx context.Context, js jetstream.JetStream, stream string, n in
 				got = append(got, string(m.Data()))
 			}
 		}
+		acancel()
 		if err == nil {
 			return got, nil
 		}
