@@ -14,6 +14,10 @@
 //     same facts. The graph is the one workload.LoadFB15k builds (entity
 //     labels as names, readable relation names: raw relation paths can
 //     exceed the engine's 128-byte relationship limit).
+//     fb15k-fresh-1hop(-para) asks the one-hop facts in templates,
+//     relation wordings and synonyms written apart from those the ranking
+//     was tuned on (fb15kfresh.go); every one-hop set is asked at depth 1
+//     too.
 //   - codeloc: the commits of the five Go repositories; the query is the
 //     subject and the first body line.
 //   - locomo: the QA items with evidence of the three conversations; each
