@@ -380,6 +380,9 @@ func retryLog(ctx context.Context, log *slog.Logger, step string, f func(context
 			if errors.As(err, &p) {
 				return p.err
 			}
+			if notClustered(err) {
+				return fmt.Errorf("%w: the NATS server runs alone, so a stream can have one copy: give --replicas 1, or join it to the other servers (--nats-routes)", err)
+			}
 			return err
 		}
 		if ctx.Err() != nil {
@@ -407,13 +410,27 @@ func permanent(err error) error { return &permanentError{err} }
 
 // isPermanent reports an error of a start-up step that retrying cannot
 // mend: another cluster secret, credentials or permissions NATS refuses,
-// or one marked so (permanent). Anything else (no responders, no
+// more copies than a lone NATS server can keep, or one marked so
+// (permanent). Anything else (no responders, no
 // response from a stream, timeouts, no leader, a server not up yet) is
 // retried.
 func isPermanent(err error) bool {
 	var p *permanentError
 	return errors.As(err, &p) || errors.Is(err, ErrSecretMismatch) || errors.Is(err, nats.ErrAuthorization) ||
-		errors.Is(err, nats.ErrPermissionViolation) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked)
+		errors.Is(err, nats.ErrPermissionViolation) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) ||
+		notClustered(err)
+}
+
+// jsReplicasNotSupported is JetStream's error code for a stream or bucket
+// asked for more than one copy of a server that is not clustered
+// (nats-server's JSStreamReplicasNotSupportedErr).
+const jsReplicasNotSupported = 10074
+
+// notClustered reports JetStream's refusal of more than one copy on a
+// server that runs alone: no retry mends it.
+func notClustered(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.ErrorCode == jsReplicasNotSupported
 }
 
 func (n *Node) setup(ctx context.Context) error {

@@ -95,7 +95,9 @@ func TestStartRetryKinds(t *testing.T) {
 			t.Errorf("%v: %v after %d calls, want success on the third", transient, err, calls)
 		}
 	}
-	for _, perm := range []error{fmt.Errorf("%w: marker", ErrSecretMismatch), nats.ErrAuthorization, permanent(errors.New("bad URL"))} {
+	lone := fmt.Errorf("cluster: placement bucket: %w", &jetstream.APIError{Code: 500, ErrorCode: jsReplicasNotSupported,
+		Description: "replicas > 1 not supported in non-clustered mode"})
+	for _, perm := range []error{fmt.Errorf("%w: marker", ErrSecretMismatch), nats.ErrAuthorization, permanent(errors.New("bad URL")), lone} {
 		calls := 0
 		err := retryLog(ctx, nil, "step", func(context.Context) error { calls++; return perm })
 		if err == nil || calls != 1 {
@@ -104,6 +106,9 @@ func TestStartRetryKinds(t *testing.T) {
 		var p *permanentError
 		if errors.As(err, &p) {
 			t.Errorf("%v: the permanent mark leaked into %v", perm, err)
+		}
+		if perm == lone && !strings.Contains(err.Error(), "--replicas 1") {
+			t.Errorf("a lone NATS server's refusal says nothing of the fix: %v", err)
 		}
 	}
 	bctx, bcancel := context.WithTimeout(ctx, 600*time.Millisecond)
