@@ -37,8 +37,9 @@ type graphContextRequest struct {
 	// absent: one when the block's best seeds carry locations.
 	CodeMap *bool `json:"codeMap"`
 	// MinRelevance is the relevance floor: a line enters only when its
-	// importance is at least this share of the block's best line's
-	// (0 keeps every line the budget holds).
+	// query relevance is at least this share of the best the block shows
+	// (0 keeps every line the budget holds; absent: the default, none in
+	// a code graph).
 	MinRelevance *float64 `json:"minRelevance"`
 }
 

@@ -159,7 +159,8 @@ type sessionRequestJSON struct {
 	CodeMap *bool `json:"codeMap"`
 	// MinRelevance is the relevance floor of both parts: an observation
 	// enters only when its relevance is at least this share of the best
-	// observation's, a line as in the graph block (0: no floor).
+	// observation's, a line as in the graph block (0: no floor; absent: the
+	// default).
 	MinRelevance *float64 `json:"minRelevance"`
 }
 

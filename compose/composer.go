@@ -93,8 +93,10 @@ type graphScratch struct {
 	// room (the session block); rendered says a render consumed cands.
 	keep, rendered bool
 	orig           []entry
-	// floor is the request's relevance floor (minRelevance).
-	floor float64
+	// floor is the block's relevance floor: the request's minRelevance, or
+	// the default (floorAuto) that seeds lowers to none in a code graph.
+	floor     float64
+	floorAuto bool
 	// shown is the set of nodes a render has put in its block.
 	shown map[uint32]bool
 	// The spread's scratch: candidate indexes grouped by seed, the groups'
@@ -114,7 +116,7 @@ type graphScratch struct {
 
 func (c *Composer) scratch() *graphScratch {
 	if sc, ok := c.pool.Get().(*graphScratch); ok {
-		sc.qv, sc.mapMode, sc.codeMap, sc.keep, sc.rendered, sc.floor = nil, CodeMapOff, false, false, false, 0
+		sc.qv, sc.mapMode, sc.codeMap, sc.keep, sc.rendered, sc.floor, sc.floorAuto = nil, CodeMapOff, false, false, false, 0, false
 		return sc
 	}
 	return &graphScratch{mapMode: CodeMapOff}

@@ -58,7 +58,7 @@ func TestRelevanceFloor(t *testing.T) {
 	}
 	// Out of range: refused, not clamped.
 	for _, f := range []float64{-0.01, 1.01} {
-		_, err := e.c.GraphBlock(ctx, GraphRequest{Identity: agent("org_a"), Scope: tenA, QueryText: "billing",
+		_, err := e.c.GraphBlock(ctx, GraphRequest{Identity: agent("org_a"), Scope: tenA, QueryText: "billing payments",
 			BudgetTokens: 500, TopK: 10, Depth: 2, MinRelevance: w(f)})
 		if !errors.Is(err, ErrInvalidRequest) {
 			t.Errorf("minRelevance %v: %v, want ErrInvalidRequest", f, err)
@@ -99,5 +99,52 @@ func TestRelevanceFloorObservations(t *testing.T) {
 	r.MinRelevance = w(2)
 	if _, err := e.c.SessionBlock(ctx, r); !errors.Is(err, ErrInvalidRequest) {
 		t.Fatalf("minRelevance 2: %v, want ErrInvalidRequest", err)
+	}
+}
+
+// TestRelevanceFloorCodeGraph: in a code graph the default floor is none
+// (a weak seed's callees are often what a change touches): a request that
+// names no floor gets the block of floor 0, while a floor it names holds.
+// Outside code graphs the default cuts what floor 0 keeps.
+func TestRelevanceFloorCodeGraph(t *testing.T) {
+	e := codeEnv(t)
+	ctx := context.Background()
+	block := func(floor *float64) []string {
+		t.Helper()
+		b, err := e.c.GraphBlock(ctx, GraphRequest{Identity: agent("org_a"), Scope: tenCode, QueryText: "doReconnect hangs",
+			BudgetTokens: 4000, TopK: 10, Depth: 2, MinRelevance: floor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := []string{}
+		for _, tr := range b.Triplets {
+			lines = append(lines, lineOf(tr))
+		}
+		for _, s := range b.CodeMap {
+			lines = append(lines, s.File+":"+s.Name)
+		}
+		return lines
+	}
+	all := block(w(0))
+	if got := block(nil); !slices.Equal(got, all) {
+		t.Fatalf("default floor in a code graph: %d lines, floor 0: %d", len(got), len(all))
+	}
+	if cut := block(w(DefaultMinRelevance)); len(cut) >= len(all) {
+		t.Fatalf("floor %v named in a code graph kept %d of %d lines: a named floor must hold", DefaultMinRelevance, len(cut), len(all))
+	}
+
+	g := newEnv(t)
+	g.load(t, tenA, architecture()...)
+	graph := func(floor *float64) int {
+		t.Helper()
+		b, err := g.c.GraphBlock(ctx, GraphRequest{Identity: agent("org_a"), Scope: tenA, QueryText: "billing payments",
+			BudgetTokens: 500, TopK: 3, Depth: 2, MinRelevance: floor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(b.Triplets)
+	}
+	if def, none := graph(nil), graph(w(0)); def >= none {
+		t.Fatalf("default floor outside code graphs: %d lines, floor 0: %d; want fewer", def, none)
 	}
 }

@@ -32,7 +32,8 @@ func (c *Composer) graphBlock(ctx context.Context, req GraphRequest, limit int) 
 	out := &GraphBlock{Triplets: []GraphTriplet{}}
 	sc := c.scratch()
 	defer c.pool.Put(sc)
-	sc.mapMode, sc.floor = CodeMapModeOf(req.CodeMap), minRelevance(req.MinRelevance)
+	sc.mapMode = CodeMapModeOf(req.CodeMap)
+	sc.floor, sc.floorAuto = minRelevance(req.MinRelevance)
 	err := c.Store.View(func(v *engine.View) error {
 		if err := c.prepareGraph(ctx, v, req, sc, out); err != nil {
 			return err
@@ -69,8 +70,12 @@ func (c *Composer) seeds(ctx context.Context, v *engine.View, text string, scope
 	sc.seeds = c.addNamed(v, text, scope, allow, &sc.qs, sc.seeds)
 	sc.tseeds = c.calibrate(v, sc.seeds, topK, &sc.qs, sc.tseeds)
 	sc.qs.code.seeds = codeSeeds(v, sc.tseeds)
-	if q != nil && !codeGraph(v, sc.tseeds) {
+	code := codeGraph(v, sc.tseeds)
+	if q != nil && !code {
 		q.Alike = alikeRate
+	}
+	if code && sc.floorAuto {
+		sc.floor = 0 // see DefaultMinRelevance
 	}
 	if q != nil && sc.qs.code.info != nil {
 		if sc.qs.code.seeds {

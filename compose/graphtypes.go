@@ -49,20 +49,24 @@ type GraphRequest struct {
 // shows, and an observation only when its relevance is at least this
 // share of the best observation's. What is that far below the best
 // matches the query by little more than a weak seed's neighbourhood, and
-// the block is better without it (precision) than filled with it. The
-// default is the largest floor that costs no recall on the relevance
-// harness's sets, and that is none: on the code sets every floor tried
-// (0.01 to 0.1, of importance or of query relevance) lost function recall
-// for a precision gain of a few thousandths (bench/README.md, "Relevance
-// floor"). A caller that prefers a shorter block asks for one.
-const DefaultMinRelevance = 0.0
+// the block is better without it (precision) than filled with it.
+//
+// The default is the largest floor that costs no recall on the relevance
+// harness's sets (0.05, 0.075 and 0.1 tried; bench/README.md, "Relevance
+// floor"), and it holds outside code graphs only: in a code graph
+// (codeGraph) a weak seed's callees and map entries are often what a
+// change touches, and every floor tried there (0.01 to 0.1) lost function
+// recall, so a code block's default is none. A request's own floor holds
+// everywhere.
+const DefaultMinRelevance = 0.05
 
-// minRelevance is a request's floor (see GraphRequest.MinRelevance).
-func minRelevance(p *float64) float64 {
+// minRelevance is a request's floor (see GraphRequest.MinRelevance), and
+// whether it is the default.
+func minRelevance(p *float64) (float64, bool) {
 	if p == nil {
-		return DefaultMinRelevance
+		return DefaultMinRelevance, true
 	}
-	return *p
+	return *p, false
 }
 
 // validRelevance checks a requested floor.

@@ -277,7 +277,8 @@ func (c *Composer) composeSession(ctx context.Context, req SessionRequest, mem M
 	}
 	sc := c.scratch()
 	defer c.pool.Put(sc)
-	sc.mapMode, sc.floor = CodeMapModeOf(req.CodeMap), minRelevance(req.MinRelevance)
+	sc.mapMode = CodeMapModeOf(req.CodeMap)
+	sc.floor, sc.floorAuto = minRelevance(req.MinRelevance)
 	g := &GraphBlock{Triplets: []GraphTriplet{}}
 	var obs []ObsCandidate
 	var obsBlock string

@@ -31,7 +31,7 @@ func contextFlags(fs *flag.FlagSet) body {
 	asJSON := fs.Bool("json", false, "print the whole response as JSON")
 	explain := fs.Bool("explain", false, "with --json: each line's score parts")
 	codeMap := fs.String("code-map", "auto", "a ## Code Map of the block's symbols: auto (when its seeds carry locations), on or off")
-	minRel := fs.Float64("min-relevance", compose.DefaultMinRelevance, "relevance floor: a line enters only at this share of the best line's importance or more (0: none)")
+	minRel := fs.Float64("min-relevance", compose.DefaultMinRelevance, "relevance floor: a line enters only at this share of the best line's query relevance or more (0: none; unset: the default, none in a code graph)")
 	return func(ctx context.Context, c *call) error {
 		if len(c.args) > 0 {
 			return c.usagef("unexpected argument %q (quote a query of several words: --query \"...\")", c.args[0])
@@ -58,12 +58,18 @@ func contextFlags(fs *flag.FlagSet) body {
 			return err
 		}
 		defer app.Close()
+		var floor *float64 // unset: the composer's default
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "min-relevance" {
+				floor = minRel
+			}
+		})
 		// The CLI reads the data directory directly, so it acts as an agent of
 		// the org with every project: the default policy's widest grant.
 		b, err := app.Composer.GraphBlock(ctx, compose.GraphRequest{
 			Identity: policy.Identity{AgentID: "cli", OrgID: *org, Role: policy.RoleAgent},
 			Scope:    engine.Tenant{Org: *org, Project: *project}, QueryText: *query,
-			BudgetTokens: *budget, TopK: *topK, Depth: *depth, Explain: *explain, CodeMap: cm, MinRelevance: minRel})
+			BudgetTokens: *budget, TopK: *topK, Depth: *depth, Explain: *explain, CodeMap: cm, MinRelevance: floor})
 		if err != nil {
 			return err
 		}
