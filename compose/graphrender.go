@@ -183,11 +183,14 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	// addMap puts a containment candidate's target in the code map (the
 	// policy checked on it: the map shows it alone).
 	addMap := func(cand *entry) {
-		dst := walk[cand.idx].Dst
+		cd := &walk[cand.idx]
+		dst := cd.Dst
 		if cm.nodes[dst] {
 			return
 		}
-		if !allow(dst) {
+		// A file entry (fileEntries) says where its runner-up lives: the
+		// runner-up must pass the policy too.
+		if !allow(dst) || cd.Rel == selfRel && cd.Seed != dst && !allow(cd.Seed) {
 			out.Denied++
 			return
 		}
