@@ -97,6 +97,8 @@ type graphScratch struct {
 	// the default (floorAuto) that seeds lowers to none in a code graph.
 	floor     float64
 	floorAuto bool
+	// codeGraph says the seeds are a code graph's (codeGraph).
+	codeGraph bool
 	// shown is the set of nodes a render has put in its block.
 	shown map[uint32]bool
 	// The spread's scratch: candidate indexes grouped by seed, the groups'

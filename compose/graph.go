@@ -71,6 +71,7 @@ func (c *Composer) seeds(ctx context.Context, v *engine.View, text string, scope
 	sc.tseeds = c.calibrate(v, sc.seeds, topK, &sc.qs, sc.tseeds)
 	sc.qs.code.seeds = codeSeeds(v, sc.tseeds)
 	code := codeGraph(v, sc.tseeds)
+	sc.codeGraph = code
 	if q != nil && !code {
 		q.Alike = alikeRate
 	}

@@ -201,15 +201,26 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	// A line whose two ends the block already shows adds no node: it
 	// waits behind lines that do (its importance halved), decided lazily
 	// when it comes up (the block only grows, so a line never gets newer).
-	// Exempt: the first edges of a longer path (the path needs them) and
-	// lines that explain a query word (what they say is asked for).
+	// Exempt: the first edges of a longer path (the path needs them),
+	// lines that explain a query word (what they say is asked for), and
+	// the best seed's own edges (hop 1: a fact about what the query is
+	// about, whose other end another line may have shown first, as a
+	// person's birthplace after the city a line says they lived in).
+	// ownEdge reports whether cd is an edge of the block's best seed (see
+	// next). Not in code graphs: there a seed's edges to what the block
+	// shows already are calls among shown functions and where they live,
+	// which the code map says (codeindex at 500 tokens lost 0.017 of
+	// function recall with them exempt).
+	ownEdge := func(cd *traverse.Candidate) bool {
+		return cd.Hop == 1 && !sc.codeGraph && len(sc.tseeds) > 0 && cd.Seed == sc.tseeds[0].Node
+	}
 	next := func(r *traverse.Ranker[entry]) (entry, bool) {
 		for {
 			cand, ok := r.Next()
 			if !ok || cand.stale {
 				return cand, ok
 			}
-			if cd := &walk[cand.idx]; cd.Lent || cd.Gain || !shown[cd.Src] || !shown[cd.Dst] {
+			if cd := &walk[cand.idx]; cd.Lent || cd.Gain || ownEdge(cd) || !shown[cd.Src] || !shown[cd.Dst] {
 				return cand, ok
 			}
 			cand.imp *= novelty
