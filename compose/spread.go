@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"math/bits"
 	"slices"
 
 	"github.com/kgctx/kgctx/traverse"
@@ -64,7 +65,7 @@ func spread(sc *graphScratch, rate float64) {
 	sc.fill = fill
 	for g := range groups {
 		grp := sc.keys[sc.starts[g]:sc.starts[g+1]]
-		slices.SortFunc(grp, compareSpreadKeys)
+		sortTop(grp, spreadTop)
 		for k, key := range grp {
 			rank := min(k, spreadTop)
 			c := &cs[key.idx]
@@ -94,3 +95,60 @@ const spreadTop = 256
 // spreadFactorOf divides the importance of a seed's line when the block
 // already holds k lines of that seed.
 func spreadFactorOf(rate float64, k int) float64 { return 1 + rate*float64(k) }
+
+// sortTop orders ks so that its first n keys are its n least
+// (compareSpreadKeys) in order; the rest follow in no given order. The
+// spread ranks only a seed's spreadTop best one by one, so a seed with
+// thousands of candidates needs them selected, not sorted: a quickselect
+// (median of three; past 2 log2 len rounds, a full sort) moves the n
+// least to the front, then only those are sorted. Keys are distinct (the
+// edge ids are), so the result is the full sort's first n whatever the
+// pivots.
+func sortTop(ks []spreadKey, n int) {
+	if len(ks) <= n {
+		slices.SortFunc(ks, compareSpreadKeys)
+		return
+	}
+	lo, hi := 0, len(ks) // the n-th least lies in ks[lo:hi]
+	for budget := 2 * bits.Len(uint(len(ks))); hi-lo > 16 && budget > 0; budget-- {
+		p := partitionKeys(ks[lo:hi]) + lo
+		switch {
+		case p == n:
+			lo = hi
+		case p < n:
+			lo = p + 1
+		default:
+			hi = p
+		}
+	}
+	if lo < hi {
+		slices.SortFunc(ks[lo:hi], compareSpreadKeys)
+	}
+	slices.SortFunc(ks[:n], compareSpreadKeys)
+}
+
+// partitionKeys partitions ks around a median-of-three pivot and returns
+// the pivot's index: the keys before it are less, after it greater.
+func partitionKeys(ks []spreadKey) int {
+	last := len(ks) - 1
+	mid := last / 2
+	if compareSpreadKeys(ks[mid], ks[0]) < 0 {
+		ks[mid], ks[0] = ks[0], ks[mid]
+	}
+	if compareSpreadKeys(ks[last], ks[0]) < 0 {
+		ks[last], ks[0] = ks[0], ks[last]
+	}
+	if compareSpreadKeys(ks[last], ks[mid]) < 0 {
+		ks[last], ks[mid] = ks[mid], ks[last]
+	}
+	ks[mid], ks[last] = ks[last], ks[mid] // the median to the end
+	pivot, i := ks[last], 0
+	for j := range last {
+		if compareSpreadKeys(ks[j], pivot) < 0 {
+			ks[i], ks[j] = ks[j], ks[i]
+			i++
+		}
+	}
+	ks[i], ks[last] = ks[last], ks[i]
+	return i
+}

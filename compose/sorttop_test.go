@@ -1,0 +1,35 @@
+package compose
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestSortTop: sortTop's first n keys are a full sort's, for sizes around
+// n and far past it, with ties on importance broken by hop and edge.
+func TestSortTop(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, size := range []int{0, 1, 5, 17, 255, 256, 257, 300, 1000, 5000} {
+		for _, n := range []int{1, 3, 16, 256} {
+			ks := make([]spreadKey, size)
+			for i := range ks {
+				// Few distinct importances: ties are the common case.
+				ks[i] = spreadKey{imp: float64(r.IntN(7)) / 7, hop: uint8(r.IntN(3)), edge: uint32(i), idx: int32(i)}
+			}
+			r.Shuffle(len(ks), func(i, j int) { ks[i], ks[j] = ks[j], ks[i] })
+			want := slices.Clone(ks)
+			slices.SortFunc(want, compareSpreadKeys)
+			sortTop(ks, n)
+			m := min(n, size)
+			if !slices.Equal(ks[:m], want[:m]) {
+				t.Fatalf("size %d, n %d: first %d differ", size, n, m)
+			}
+			rest := slices.Clone(ks[m:])
+			slices.SortFunc(rest, compareSpreadKeys)
+			if !slices.Equal(rest, want[m:]) {
+				t.Fatalf("size %d, n %d: the rest is not the other keys", size, n)
+			}
+		}
+	}
+}
