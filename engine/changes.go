@@ -156,7 +156,7 @@ func (s *Store) loadObsDoc(txn *badger.Txn, id uint32) (*ObsDoc, error) {
 		doc, err = s.decodeObsDoc(id, v)
 		return err
 	})
-	if err != nil {
+	if err != nil || doc == nil {
 		return nil, err
 	}
 	item, err = txn.Get(key32(pfxObsVec, id))
@@ -277,7 +277,7 @@ func (s *Store) Vector(id uint32) ([]float32, error) {
 func (s *Store) EachDoc(fn func(doc *NodeDoc) error) error {
 	return s.iterate([]byte{pfxNode}, func(k, v []byte) error {
 		doc, err := s.decodeDoc(binary.BigEndian.Uint32(k[1:]), v)
-		if err != nil {
+		if err != nil || doc == nil {
 			return err
 		}
 		return fn(doc)
@@ -289,35 +289,54 @@ func (s *Store) EachDoc(fn func(doc *NodeDoc) error) error {
 func (s *Store) EachObsDoc(fn func(doc *ObsDoc) error) error {
 	return s.iterate([]byte{pfxObs}, func(k, v []byte) error {
 		doc, err := s.decodeObsDoc(binary.BigEndian.Uint32(k[1:]), v)
-		if err != nil {
+		if err != nil || doc == nil {
 			return err
 		}
 		return fn(doc)
 	})
 }
 
+// tenantOf returns the tenant of id as the in-memory graph knows it. A
+// record read from a snapshot older than the graph (a catch-up replays
+// the log without the writer lock) can name a tenant the graph no longer
+// holds (an undone import dropped it) or does not hold yet (an import
+// committed its first chunk and applies it next): such a record is not a
+// document now, and the change sets after the replay bring the index to
+// what the graph holds.
+func (s *Store) tenantOf(id uint32) (Tenant, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if int(id) >= len(s.g.tenants) {
+		return Tenant{}, false
+	}
+	return s.g.tenants[id], true
+}
+
 // decodeObsDoc turns a stored observation record into its index document
-// (no vector).
+// (no vector), nil when its tenant is not in the graph (tenantOf).
 func (s *Store) decodeObsDoc(id uint32, v []byte) (*ObsDoc, error) {
 	rec, content, err := decodeObs(v, true)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	t := s.g.tenants[rec.tenant]
-	s.mu.RUnlock()
+	t, ok := s.tenantOf(rec.tenant)
+	if !ok {
+		return nil, nil
+	}
 	return &ObsDoc{Dense: id, ID: rec.id, OrgID: t.Org, ProjectID: t.Project, Content: content, Tags: rec.tags, Namespace: rec.namespace}, nil
 }
 
-// decodeDoc turns a stored node record into its index document.
+// decodeDoc turns a stored node record into its index document, nil when
+// its tenant is not in the graph (tenantOf).
 func (s *Store) decodeDoc(id uint32, v []byte) (*NodeDoc, error) {
 	rec, desc, err := decodeNode(v, true)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.RLock()
-	t := s.g.tenants[rec.tenant]
-	s.mu.RUnlock()
+	t, ok := s.tenantOf(rec.tenant)
+	if !ok {
+		return nil, nil
+	}
 	return &NodeDoc{Dense: id, ID: rec.uuid.String(), OrgID: t.Org, ProjectID: t.Project, Name: rec.name,
 		Aliases: rec.aliases, Type: rec.typ, Description: desc}, nil
 }

@@ -115,9 +115,10 @@ func (s *Store) exportNode(txn *badger.Txn, n uint32) (*Node, error) {
 		if err != nil {
 			return err
 		}
-		s.mu.RLock()
-		t := s.g.tenants[rec.tenant]
-		s.mu.RUnlock()
+		t, ok := s.tenantOf(rec.tenant)
+		if !ok {
+			return nil // gone from the graph since the snapshot (tenantOf)
+		}
 		out = &Node{Name: rec.name, Type: rec.typ, Description: desc, Aliases: rec.aliases, Weight: rec.weight, OrgID: t.Org, ProjectID: t.Project,
 			Exact: rec.exact, Signature: rec.code.signature()}
 		if l, ok := rec.code.location(); ok {
