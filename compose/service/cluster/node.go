@@ -104,16 +104,33 @@ type member struct {
 }
 
 // writeVersion is the log version this node publishes in: the oldest
-// live member's (this node's LogVersion when every member applies it), so
-// that in a rolling upgrade the nodes not yet upgraded apply every write.
-// n.mu is held.
+// version of the live members and of every node that did not leave and
+// was heard from within versionHold (this node's LogVersion when all
+// apply it), so that in a rolling upgrade the nodes not yet upgraded
+// apply every write. n.mu is held.
 func (n *Node) writeVersion() int {
 	v := LogVersion
 	for _, m := range n.members {
 		v = min(v, max(m.LogVersion, unversioned))
 	}
+	now := time.Now().UnixMilli()
+	for k, s := range n.seen {
+		if k != n.cfg.NodeID && !s.m.Left && now-s.m.At < versionHold.Milliseconds() {
+			v = min(v, max(s.m.LogVersion, unversioned))
+		}
+	}
 	return v
 }
+
+// versionHold is how long a node that did not leave keeps the write
+// version at its own after its last heartbeat. Being counted gone
+// (deadAfter) is not enough: a node of an older release that is only
+// slow (a loaded machine, a long pause) and meets a write of a newer
+// format refuses it as unsigned and moves past it for good (a release
+// before versions checks the MAC without the version header), so the
+// newer format waits until such a node left (Close writes Left), or was
+// silent this long.
+const versionHold = 10 * time.Minute
 
 const (
 	// publishWait bounds the wait for JetStream's ack of a write: without

@@ -281,8 +281,10 @@ func TestNodeReportsStall(t *testing.T) {
 // publishes in the log version of the oldest live node, so that the nodes
 // not yet upgraded apply every write: with a member of a release before
 // versions alive (its record has no logVersion), writes go out without
-// versionHeader, with the MAC such a release checks; once it has left,
-// in LogVersion.
+// versionHeader, with the MAC such a release checks, and still when its
+// heartbeats stopped for longer than deadAfter without it leaving (a slow
+// node would refuse a newer write for good); once it has left, in
+// LogVersion.
 func TestWritesInTheOldestMembersVersion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster node")
@@ -295,7 +297,7 @@ func TestWritesInTheOldestMembersVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The old release's record: the fields it knew, signed as it signs.
-	putOld := func(left bool) {
+	putOldAt := func(left bool, at time.Time) {
 		t.Helper()
 		old := struct {
 			ID      string   `json:"id"`
@@ -303,7 +305,7 @@ func TestWritesInTheOldestMembersVersion(t *testing.T) {
 			Serving []string `json:"serving"`
 			At      int64    `json:"at"`
 			Left    bool     `json:"left,omitempty"`
-		}{ID: "old1", URL: "http://127.0.0.1:1", At: time.Now().UnixMilli(), Left: left}
+		}{ID: "old1", URL: "http://127.0.0.1:1", At: at.UnixMilli(), Left: left}
 		b, err := keys.sealRecord(MembersBucket("c1"), "old1", old)
 		if err != nil {
 			t.Fatal(err)
@@ -312,6 +314,7 @@ func TestWritesInTheOldestMembersVersion(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	putOld := func(left bool) { t.Helper(); putOldAt(left, time.Now()) }
 	versionOf := func(seq uint64) string {
 		t.Helper()
 		st, err := js.Stream(ctx, StreamName("c1", "s0"))
@@ -341,6 +344,14 @@ func TestWritesInTheOldestMembersVersion(t *testing.T) {
 	res, err = n.Write(ctx, importOf("c", "d"))
 	if err != nil || versionOf(res.Seq) != "" {
 		t.Fatalf("beside a node of a release before versions: %v, version %q, want none", err, versionOf(res.Seq))
+	}
+	// Silent past deadAfter but not gone: no longer a live member, yet it
+	// may be a slow node that would refuse a newer write for good.
+	putOldAt(false, time.Now().Add(-3*deadAfter))
+	members(1)
+	res, err = n.Write(ctx, importOf("s", "t"))
+	if err != nil || versionOf(res.Seq) != "" {
+		t.Fatalf("beside a silent node of a release before versions: %v, version %q, want none", err, versionOf(res.Seq))
 	}
 	putOld(true)
 	members(1)
