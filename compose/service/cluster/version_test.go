@@ -355,6 +355,11 @@ func TestWritesInTheOldestMembersVersion(t *testing.T) {
 	}
 	putOld(true)
 	members(1)
+	for end := time.Now().Add(10 * time.Second); n.versionNow() != LogVersion; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the node does not see that the old member left")
+		}
+	}
 	res, err = n.Write(ctx, importOf("e", "f"))
 	if err != nil || versionOf(res.Seq) != strconv.Itoa(LogVersion) {
 		t.Fatalf("once it left: %v, version %q, want %d", err, versionOf(res.Seq), LogVersion)
