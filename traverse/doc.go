@@ -12,7 +12,8 @@
 // few relevant edges are not cut off by its first 64), or, reading
 // enumerations (Query.Alike), that are the node's only edge of their
 // relationship and direction (a person's one nationality past sixty-four
-// award nominations). To bound a hub's
+// award nominations), these whatever the first cap (an award's one
+// category past a hundred nominations that explain "award"). To bound a hub's
 // cost, a node's edges are scanned for such matches only so far (8 ×
 // MaxFanout by relationship and far name, 128 × MaxFanout by relationship
 // alone); past that, a hub offers the edges of Query.MatchedRels through

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kgctx/kgctx/engine"
@@ -547,6 +548,46 @@ func TestAlikeOffersAHubsOnlyEdges(t *testing.T) {
 		}
 		if offered(0) || !offered(0.2) {
 			t.Fatalf("the hub's one nationality offered: %v without Alike, %v with (want false, true)", offered(0), offered(0.2))
+		}
+		return nil
+	})
+}
+
+// TestAlikeOffersAHubsOnlyEdgesPastTheMatchCap: a hub whose edges of one
+// kind all explain a query word ("award" in a hundred nominations) fills
+// the cap on matched edges past its fan-out; its one edge of another kind
+// that explains the word too is offered anyway (a node has at most one
+// such edge per relationship and direction).
+func TestAlikeOffersAHubsOnlyEdgesPastTheMatchCap(t *testing.T) {
+	s := openStore(t)
+	const fanout = 4
+	var in []engine.TripletInput
+	for i := range fanout*maxMatchedFactor + 20 {
+		in = append(in, engine.TripletInput{Source: "Prize", Relationship: "award_nominee", Target: fmt.Sprintf("Film%03d", i)})
+	}
+	in = append(in, engine.TripletInput{Source: "Prize", Relationship: "award_category_of", Target: "Academy"})
+	if _, err := s.Import(context.Background(), ten, in, engine.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.View(func(v *engine.View) error {
+		prize, _ := v.Lookup(ten, "Prize")
+		rel := func(r uint32) uint64 {
+			if strings.HasPrefix(v.RelName(r), "award") {
+				return 2
+			}
+			return 0
+		}
+		offered := func(alike float64) bool {
+			q := &Query{Weights: []float64{1, 1}, Alike: alike, Nodes: []NodeMask{{Node: prize, Mask: 1}}, Rel: rel}
+			for _, c := range Expand(v, []Seed{{prize, 1}}, Options{Query: q, Depth: 1, MaxFanout: fanout}, nil) {
+				if v.NodeName(c.Dst) == "Academy" {
+					return true
+				}
+			}
+			return false
+		}
+		if offered(0) || !offered(0.2) {
+			t.Fatalf("the hub's one category offered: %v without Alike, %v with (want false, true)", offered(0), offered(0.2))
 		}
 		return nil
 	})

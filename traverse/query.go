@@ -418,11 +418,17 @@ seeds:
 				gain := match &^ p.mask
 				if i >= o.MaxFanout {
 					// Beyond the strongest, an edge that explains a word, or
-					// (reading enumerations) a node's one edge of its kind.
-					if (gain == 0 && (alike == 0 || in.Alike != 1)) || matched >= matchCap {
+					// (reading enumerations) a node's one edge of its kind,
+					// which the cap on the first does not hold back: a node
+					// has at most one per relationship and direction, and
+					// its hundred award nominations all explain "award".
+					one := alike > 0 && in.Alike == 1
+					if gain == 0 && !one || matched >= matchCap && !one {
 						continue
 					}
-					matched++
+					if !one {
+						matched++
+					}
 				}
 				if i < gathered {
 					offer(in, match, gain, sc.farW[i])
