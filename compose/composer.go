@@ -118,7 +118,7 @@ type graphScratch struct {
 
 func (c *Composer) scratch() *graphScratch {
 	if sc, ok := c.pool.Get().(*graphScratch); ok {
-		sc.qv, sc.mapMode, sc.codeMap, sc.keep, sc.rendered, sc.floor, sc.floorAuto = nil, CodeMapOff, false, false, false, 0, false
+		sc.qv, sc.mapMode, sc.codeMap, sc.keep, sc.rendered, sc.floor, sc.floorAuto, sc.codeGraph = nil, CodeMapOff, false, false, false, 0, false, false
 		return sc
 	}
 	return &graphScratch{mapMode: CodeMapOff}

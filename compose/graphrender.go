@@ -198,14 +198,6 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 			shown[dst] = true
 		}
 	}
-	// A line whose two ends the block already shows adds no node: it
-	// waits behind lines that do (its importance halved), decided lazily
-	// when it comes up (the block only grows, so a line never gets newer).
-	// Exempt: the first edges of a longer path (the path needs them),
-	// lines that explain a query word (what they say is asked for), and
-	// the best seed's own edges (hop 1: a fact about what the query is
-	// about, whose other end another line may have shown first, as a
-	// person's birthplace after the city a line says they lived in).
 	// ownEdge reports whether cd is an edge of the block's best seed (see
 	// next). Not in code graphs: there a seed's edges to what the block
 	// shows already are calls among shown functions and where they live,
@@ -214,6 +206,14 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	ownEdge := func(cd *traverse.Candidate) bool {
 		return cd.Hop == 1 && !sc.codeGraph && len(sc.tseeds) > 0 && cd.Seed == sc.tseeds[0].Node
 	}
+	// A line whose two ends the block already shows adds no node: it
+	// waits behind lines that do (its importance halved), decided lazily
+	// when it comes up (the block only grows, so a line never gets newer).
+	// Exempt: the first edges of a longer path (the path needs them),
+	// lines that explain a query word (what they say is asked for), and
+	// the best seed's own edges (hop 1: a fact about what the query is
+	// about, whose other end another line may have shown first, as a
+	// person's birthplace after the city a line says they lived in).
 	next := func(r *traverse.Ranker[entry]) (entry, bool) {
 		for {
 			cand, ok := r.Next()
