@@ -37,8 +37,8 @@
 //	             and, with Query.Alike, Π over the path's edges, each one of n
 //	             edges of its relationship and direction at its node, of
 //	             1/(1 + Alike × ln n) if it matches no query word, or
-//	             min(1, sqrt(HubDegree / n)) past the seed if it explains a
-//	             new word through its relationship alone
+//	             min(1, sqrt(HubDegree / n)) if it explains a new word
+//	             through its relationship alone
 //	ef         = Π over the path's edges of Query.RelFactor (by relationship
 //	             and direction) × Query.AsideFactor (an edge to or from a
 //	             node of Query.Aside); 1 when the query sets neither

@@ -592,3 +592,40 @@ func TestAlikeOffersAHubsOnlyEdgesPastTheMatchCap(t *testing.T) {
 		return nil
 	})
 }
+
+// TestAlikeHubEnumerationAtTheSeed: at the seed too, an enumeration past
+// HubDegree whose relationship alone explains a query word counts as a
+// hub's edges: where an award's one category_of edge and its hundred
+// nominations explain the same word through their relationships, the one
+// edge comes first.
+func TestAlikeHubEnumerationAtTheSeed(t *testing.T) {
+	s := openStore(t)
+	var in []engine.TripletInput
+	for i := range 100 {
+		in = append(in, engine.TripletInput{Source: "Prize", Relationship: "award_category_nominee", Target: fmt.Sprintf("Film%03d", i)})
+	}
+	in = append(in, engine.TripletInput{Source: "Prize", Relationship: "award_category_of", Target: "Academy"})
+	if _, err := s.Import(context.Background(), ten, in, engine.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.View(func(v *engine.View) error {
+		prize, _ := v.Lookup(ten, "Prize")
+		// Both relationships explain the query's second word.
+		rel := func(uint32) uint64 { return 2 }
+		rank := func(alike float64) (academy float64, best float64) {
+			q := &Query{Weights: []float64{1, 1}, Alike: alike, Nodes: []NodeMask{{Node: prize, Mask: 1}}, Rel: rel}
+			for _, c := range Expand(v, []Seed{{prize, 1}}, Options{Query: q, Depth: 1, MaxFanout: 64}, nil) {
+				if v.NodeName(c.Dst) == "Academy" {
+					academy = c.Importance
+				} else {
+					best = max(best, c.Importance)
+				}
+			}
+			return academy, best
+		}
+		if a, b := rank(0.2); !(a > b) {
+			t.Fatalf("reading enumerations: the one category_of edge %v, the best nomination %v; want the one edge first", a, b)
+		}
+		return nil
+	})
+}

@@ -62,11 +62,13 @@ type Query struct {
 	// an edge that matches no query word (neither its relationship nor
 	// its far end) is weakened by 1/(1 + Alike × ln n), so a node's one
 	// birthplace outranks one of its twenty award nominations when the
-	// query picks neither; and past the seed, an edge that explains a
-	// new word through its relationship alone counts as a hub's edge with
-	// n for the node's degree (min(1, sqrt(HubDegree/n))): the query
-	// chose the relationship, not one of a country's thousands of
-	// contained places. 0: off (compose sets it off for code graphs).
+	// query picks neither; and an edge that explains a new word through
+	// its relationship alone counts as a hub's edge with n for the node's
+	// degree (min(1, sqrt(HubDegree/n))): the query chose the
+	// relationship, not one of a country's thousands of contained places,
+	// and at the seed an award's one category_of edge outranks its hundred
+	// nominations for "the category of the award" (the word "award" is in
+	// both relationships). 0: off (compose sets it off for code graphs).
 	Alike float64
 }
 
@@ -246,14 +248,14 @@ func (sc *scratch) expandQuery(v *engine.View, seeds []Seed, o Options, q *Query
 	}
 	// alikeF is the factor of an edge that is one of in.Alike (> 1)
 	// edges of its relationship and direction at its node (see
-	// Query.Alike), taken with gain after hops edges.
+	// Query.Alike), taken with gain.
 	alike := q.Alike
 	if !(alike > 0) {
 		alike = 0
 	}
 	// match is what the edge matches of the query, gain what of it is
 	// new to its path.
-	alikeF := func(in engine.Incident, match, gain uint64, hops uint8) float64 {
+	alikeF := func(in engine.Incident, match, gain uint64) float64 {
 		if gain == 0 {
 			if match != 0 {
 				return 1 // it matches the query, as its path did before
@@ -263,7 +265,7 @@ func (sc *scratch) expandQuery(v *engine.View, seeds []Seed, o Options, q *Query
 			}
 			return 1 / (1 + alike*math.Log(float64(in.Alike)))
 		}
-		if hops > 0 && int(in.Alike) > hubDeg && gain&^relMask(in.Rel) == 0 {
+		if int(in.Alike) > hubDeg && gain&^relMask(in.Rel) == 0 {
 			return math.Sqrt(float64(hubDeg) / float64(in.Alike))
 		}
 		return 1
@@ -362,7 +364,7 @@ seeds:
 					hub *= hubHere
 				}
 				if alike > 0 && in.Alike > 1 {
-					hub *= alikeF(in, match, gain, p.hops)
+					hub *= alikeF(in, match, gain)
 				}
 				other := in.Other()
 				wf := (0.8 + 0.4*in.Weight) * (0.8 + 0.4*(wn+wo)/2)
