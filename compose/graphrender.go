@@ -183,14 +183,11 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	// addMap puts a containment candidate's target in the code map (the
 	// policy checked on it: the map shows it alone).
 	addMap := func(cand *entry) {
-		cd := &walk[cand.idx]
-		dst := cd.Dst
+		dst := walk[cand.idx].Dst
 		if cm.nodes[dst] {
 			return
 		}
-		// A file entry (fileEntries) says where its runner-up lives: the
-		// runner-up must pass the policy too.
-		if !allow(dst) || cd.Rel == selfRel && cd.Seed != dst && !allow(cd.Seed) {
+		if !allow(dst) {
 			out.Denied++
 			return
 		}
@@ -198,20 +195,35 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 			shown[dst] = true
 		}
 	}
-	// ownEdge reports whether cd is an edge of the block's best seed (see
-	// next). Not in code graphs: there a seed's edges to what the block
-	// shows already are calls among shown functions and where they live,
-	// which the code map says (codeindex at 500 tokens lost 0.017 of
-	// function recall with them exempt).
+	// ownEdge reports whether cd is the block's best seed's only edge of
+	// its relationship and direction (see next). One of a kind: a seed's
+	// enumeration (a director's films) is a list the block may show in
+	// part, while its one birthplace is a fact the query may ask for. Not
+	// in code graphs: there a seed's edges to what the block shows already
+	// are calls among shown functions and where they live, which the code
+	// map says (codeindex at 500 tokens lost 0.017 of function recall with
+	// them exempt).
+	var ones map[uint32]bool // the best seed's one-of-a-kind edges, read once
 	ownEdge := func(cd *traverse.Candidate) bool {
-		return cd.Hop == 1 && !sc.codeGraph && len(sc.tseeds) > 0 && cd.Seed == sc.tseeds[0].Node
+		if cd.Hop != 1 || sc.codeGraph || len(sc.tseeds) == 0 || cd.Seed != sc.tseeds[0].Node {
+			return false
+		}
+		if ones == nil {
+			ones = map[uint32]bool{}
+			for _, in := range v.Ranked(cd.Seed) {
+				if in.Alike == 1 {
+					ones[in.Edge] = true
+				}
+			}
+		}
+		return ones[cd.Edge]
 	}
 	// A line whose two ends the block already shows adds no node: it
 	// waits behind lines that do (its importance halved), decided lazily
 	// when it comes up (the block only grows, so a line never gets newer).
 	// Exempt: the first edges of a longer path (the path needs them),
 	// lines that explain a query word (what they say is asked for), and
-	// the best seed's own edges (hop 1: a fact about what the query is
+	// the best seed's one-of-a-kind edges (a fact about what the query is
 	// about, whose other end another line may have shown first, as a
 	// person's birthplace after the city a line says they lived in).
 	next := func(r *traverse.Ranker[entry]) (entry, bool) {
