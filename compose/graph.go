@@ -124,7 +124,6 @@ func (c *Composer) prepareGraph(ctx context.Context, v *engine.View, req GraphRe
 	sc.codeMap = sc.mapMode == CodeMapOn || sc.mapMode == CodeMapAuto && sc.qs.code.seeds
 	if sc.codeMap {
 		sc.walk = seedEntries(v, sc.tseeds, sc.walk)
-		sc.walk = fileEntries(v, sc.qs.runners, sc.walk)
 	}
 	sc.cands = entries(sc.cands, sc.walk)
 	spread(sc, spreadRate(sc.tseeds))

@@ -139,11 +139,8 @@ type queryScratch struct {
 	relSet []uint32 // per relationship id: stamp of the memo in relM
 	stamp  uint32
 	seeds  []seedScore
-	// runners are the rescored hits past the seeds, best first (a view
-	// of seeds' array, valid until the next calibrate).
-	runners []seedScore
-	spans   []wordSpan // addNamed's query words
-	code    codeScratch
+	spans  []wordSpan // addNamed's query words
+	code   codeScratch
 	// scopeDF, when set, are the scope's name frequencies, which weigh
 	// the query's words instead of the index's (see scopeFreqs).
 	scopeDF *nameFreqs
@@ -353,7 +350,6 @@ func (c *Composer) calibrate(v *engine.View, hits []fuse.Ranked, k int, sc *quer
 	if !slices.ContainsFunc(sc.seeds[:min(len(sc.seeds), 3)], func(s seedScore) bool { return codeNode(v, s.node) }) {
 		spreadSeeds(sc.seeds)
 	}
-	sc.runners = sc.seeds[min(len(sc.seeds), k):]
 	sc.seeds = sc.seeds[:min(len(sc.seeds), k)]
 	dst = dst[:0]
 	for _, s := range sc.seeds {
