@@ -91,11 +91,7 @@ func TestAckLostIsUnknownAndRetryAppliesOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS server")
 	}
-	srv, err := StartNATS(EmbedOptions{Name: "ack", StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
+	srv := testNATS(t, "ack")
 	js := jsOf(t, srv)
 	var drop atomic.Int32
 	drop.Store(1)
@@ -109,7 +105,7 @@ func TestAckLostIsUnknownAndRetryAppliesOnce(t *testing.T) {
 	w := service.Write{Kind: service.WriteObservations, Org: "org_a", Project: "p", Observations: []engine.ObservationInput{{Content: "once"}}}
 	o := PublishOptions{Origin: "o1", ID: keys.keyedID("org_a\x00agent", "key-1", 0)}
 	pctx, pcancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	_, _, err = Publish(pctx, js, keys, "s0", w, o)
+	_, _, err := Publish(pctx, js, keys, "s0", w, o)
 	pcancel()
 	if !errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
 		// (The API answers an error wrapping ctx's deadline as the
@@ -156,11 +152,7 @@ func TestKeyedRetryAfterDupWindowAppliesOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS server")
 	}
-	srv, err := StartNATS(EmbedOptions{Name: "dup", StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
+	srv := testNATS(t, "dup")
 	js := jsOf(t, srv)
 	var drop atomic.Int32
 	const window = 200 * time.Millisecond

@@ -64,6 +64,18 @@ func testKeys(t testing.TB, cluster string) *Keys {
 	return k
 }
 
+// testNATS starts an embedded NATS server of its own (no credentials),
+// shut down when the test ends.
+func testNATS(t *testing.T, name string) *server.Server {
+	t.Helper()
+	s, err := StartNATS(EmbedOptions{Name: name, StoreDir: t.TempDir(), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
 func jsOf(t *testing.T, s *server.Server) jetstream.JetStream {
 	t.Helper()
 	nc, err := nats.Connect(s.ClientURL())

@@ -232,18 +232,7 @@ func (n *Node) orgHasData(ctx context.Context, org, shard string) (bool, error) 
 	f := n.running[shard]
 	n.mu.Unlock()
 	if f != nil {
-		var last uint64
-		err := retry(ctx, func(ctx context.Context) error {
-			st, err := n.js.Stream(ctx, StreamName(n.cfg.Cluster, shard))
-			if err != nil {
-				return err
-			}
-			info, err := st.Info(ctx)
-			if err == nil {
-				last = info.State.LastSeq
-			}
-			return err
-		})
+		last, err := n.lastSeq(ctx, shard)
 		if err != nil {
 			return false, fmt.Errorf("%w: shard %s's log: %v", ErrUnavailable, shard, err)
 		}

@@ -81,11 +81,7 @@ func TestMoveRefusals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster node")
 	}
-	open, err := StartNATS(EmbedOptions{Name: "open", StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(open.Shutdown)
+	open := testNATS(t, "open")
 	shards := []string{"s0", "s1", "s2"}
 	n, app := startNode(t, Config{Cluster: "c1", NodeID: "n1", Replicas: 1, Shards: shards, NATSURL: open.ClientURL()})
 	ctx := context.Background()
@@ -198,11 +194,7 @@ func TestMoveResumesAfterRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts cluster nodes")
 	}
-	open, err := StartNATS(EmbedOptions{Name: "open", StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(open.Shutdown)
+	open := testNATS(t, "open")
 	shards := []string{"s0", "s1", "s2", "s3"}
 	cfg := func(id string) Config {
 		return Config{Cluster: "c1", NodeID: id, Replicas: 1, Shards: shards, NATSURL: open.ClientURL(), Secret: testSecret, Advertise: "http://" + id + ".invalid"}

@@ -38,11 +38,7 @@ func TestForgedMoveSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster node")
 	}
-	open, err := StartNATS(EmbedOptions{Name: "open", StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(open.Shutdown)
+	open := testNATS(t, "open")
 	shards := []string{"s0", "s1"}
 	n, app := startNode(t, Config{Cluster: "c1", NodeID: "n1", Replicas: 1, Shards: shards, NATSURL: open.ClientURL()})
 	ctx := context.Background()
@@ -333,11 +329,7 @@ func TestLegacyEntriesMatchTheIndex(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS server")
 	}
-	s, err := StartNATS(EmbedOptions{Name: "legacy", StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Shutdown)
+	s := testNATS(t, "legacy")
 	js := jsOf(t, s)
 	ctx := context.Background()
 	// A duplicate window short enough for a retry of a keyed write to be

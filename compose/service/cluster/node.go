@@ -742,19 +742,7 @@ func (n *Node) startLocked(shard string) error {
 	}()
 	go func() { // ready once caught up with the log as it stands now
 		defer n.wg.Done()
-		var last uint64
-		err := retry(ctx, func(ctx context.Context) error {
-			st, err := n.js.Stream(ctx, StreamName(n.cfg.Cluster, shard))
-			if err != nil {
-				return err
-			}
-			info, err := st.Info(ctx)
-			if err != nil {
-				return err
-			}
-			last = info.State.LastSeq
-			return nil
-		})
+		last, err := n.lastSeq(ctx, shard)
 		if err != nil {
 			return
 		}
@@ -767,6 +755,25 @@ func (n *Node) startLocked(shard string) error {
 		n.log.Info("cluster: serving shard", "shard", shard, "applied", ap.Applied())
 	}()
 	return nil
+}
+
+// lastSeq reads the last sequence of shard's log, retrying a failed
+// read until ctx ends.
+func (n *Node) lastSeq(ctx context.Context, shard string) (uint64, error) {
+	var last uint64
+	err := retry(ctx, func(ctx context.Context) error {
+		st, err := n.js.Stream(ctx, StreamName(n.cfg.Cluster, shard))
+		if err != nil {
+			return err
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			return err
+		}
+		last = info.State.LastSeq
+		return nil
+	})
+	return last, err
 }
 
 // local returns this node's applier of shard, or nil.

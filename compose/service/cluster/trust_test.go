@@ -193,13 +193,9 @@ func TestOtherSecretRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts NATS servers")
 	}
-	open, err := StartNATS(EmbedOptions{Name: "open", StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(open.Shutdown)
+	open := testNATS(t, "open")
 	startNode(t, Config{Cluster: "c1", NodeID: "n1", Replicas: 1, NATSURL: open.ClientURL()})
-	_, _, err = tryNode(t, Config{Cluster: "c1", NodeID: "n2", Replicas: 1, NATSURL: open.ClientURL(), Secret: []byte("another-secret-of-at-least-32-bytes!!")})
+	_, _, err := tryNode(t, Config{Cluster: "c1", NodeID: "n2", Replicas: 1, NATSURL: open.ClientURL(), Secret: []byte("another-secret-of-at-least-32-bytes!!")})
 	if !errors.Is(err, ErrSecretMismatch) || !strings.Contains(err.Error(), "the cluster secret differs from the one cluster c1 was made with") {
 		t.Fatalf("another secret on an open NATS: %v", err)
 	}
@@ -289,11 +285,7 @@ func TestForgeriesOnOpenNATS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts cluster nodes")
 	}
-	open, err := StartNATS(EmbedOptions{Name: "open", StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(open.Shutdown)
+	open := testNATS(t, "open")
 	shards := []string{"s0", "s1"}
 	n1, app1 := startNode(t, Config{Cluster: "c1", NodeID: "n1", Replicas: 1, Shards: shards, NATSURL: open.ClientURL()})
 	n2, app2 := startNode(t, Config{Cluster: "c1", NodeID: "n2", Replicas: 1, Shards: shards, NATSURL: open.ClientURL()})
@@ -665,11 +657,7 @@ func TestWriteIDsKeyed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a NATS server")
 	}
-	srv, err := StartNATS(EmbedOptions{Name: "ids", StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
+	srv := testNATS(t, "ids")
 	js := jsOf(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -21,11 +21,7 @@ import (
 // "test"'s stream of s0 on it.
 func openShard(t *testing.T) jetstream.JetStream {
 	t.Helper()
-	s, err := StartNATS(EmbedOptions{Name: "v", StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Shutdown)
+	s := testNATS(t, "v")
 	js := jsOf(t, s)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -373,11 +369,7 @@ func TestWritesInTheOldestMembersVersion(t *testing.T) {
 // a NATS server of its own, and a JetStream client of that server.
 func loneNode(t *testing.T) (*Node, jetstream.JetStream) {
 	t.Helper()
-	open, err := StartNATS(EmbedOptions{Name: "open", StoreDir: t.TempDir(), Port: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(open.Shutdown)
+	open := testNATS(t, "open")
 	n, _ := startNode(t, Config{Cluster: "c1", NodeID: "n1", Replicas: 1, Shards: []string{"s0"}, NATSURL: open.ClientURL()})
 	return n, jsOf(t, open)
 }
