@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -258,25 +259,19 @@ func RunMove(ctx context.Context, cfg MoveConfig) (*MoveReport, error) {
 					lines = append(lines, fmt.Sprintf(`{"source": %q, "relationship": "calls", "target": "Hub%d"}`, name, (i+j)%moveHubs))
 				}
 				began := time.Now()
-				ok := false
-				for try := 0; try < 100 && !ok; try++ {
-					a, err := call(ns[(w+i+try)%nodes], "POST", triplets, imp, fmt.Sprintf("w%d-b%d", w, i), "application/x-ndjson", []byte(strings.Join(lines, "\n")))
-					switch {
-					case err == nil && a.code < 300:
-						ok = true
-					case err != nil || a.code == 502 || a.code == 503 || a.code == 504:
-						if inMove(time.Now()) {
-							retried.Add(1)
-						}
-						time.Sleep(100 * time.Millisecond)
-					default:
-						mu.Lock()
-						if werr == nil {
-							werr = fmt.Errorf("write w%d-b%d: %d %s", w, i, a.code, a.body)
-						}
-						mu.Unlock()
-						return
+				key, body := fmt.Sprintf("w%d-b%d", w, i), []byte(strings.Join(lines, "\n"))
+				ok, err := keyedWrite(100, key, func(try int) (httpAnswer, error) {
+					return call(ns[(w+i+try)%nodes], "POST", triplets, imp, key, "application/x-ndjson", body)
+				}, func() {
+					if inMove(time.Now()) {
+						retried.Add(1)
 					}
+				})
+				if err != nil {
+					mu.Lock()
+					werr = cmp.Or(werr, err)
+					mu.Unlock()
+					return
 				}
 				if !ok {
 					gaveUp.Add(1)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -229,24 +230,15 @@ func RunUpgrade(ctx context.Context, cfg UpgradeConfig) (*UpgradeReport, error) 
 					path, ctype = "/v1/orgs/"+org+"/projects/"+project+"/triplets", "application/x-ndjson"
 					body = []byte(strings.Join(lines, "\n"))
 				}
-				ok := false
-				for try := 0; try < 40 && !ok; try++ {
-					a, err := call(node((w+i+try)%nodes), "POST", path, tok.Token, key, ctype, body)
+				ok, err := keyedWrite(40, key, func(try int) (httpAnswer, error) {
 					writes.Add(1)
-					switch {
-					case err == nil && a.code < 300:
-						ok = true
-					case err != nil || a.code == 503 || a.code == 504 || a.code == 502:
-						retried.Add(1)
-						time.Sleep(100 * time.Millisecond)
-					default:
-						mu.Lock()
-						if werr == nil {
-							werr = fmt.Errorf("write %s: %d %s", key, a.code, a.body)
-						}
-						mu.Unlock()
-						return
-					}
+					return call(node((w+i+try)%nodes), "POST", path, tok.Token, key, ctype, body)
+				}, func() { retried.Add(1) })
+				if err != nil {
+					mu.Lock()
+					werr = cmp.Or(werr, err)
+					mu.Unlock()
+					return
 				}
 				if !ok {
 					gaveUp.Add(1)
@@ -349,6 +341,28 @@ func RunUpgrade(ctx context.Context, cfg UpgradeConfig) (*UpgradeReport, error) 
 }
 
 // httpAnswer is an HTTP answer's status and body.
+// keyedWrite sends one write with its Idempotency-Key (send(try) calls a
+// node, the next one at each try) until a node acknowledges it: an answer
+// under 300. A transport error or a 502, 503 or 504 (a node down, a shard
+// moving, no quorum) is retried after 100 ms, at most tries times (retried
+// is told each); any other answer is an error. The key makes a write that
+// was applied before its answer was lost apply once.
+func keyedWrite(tries int, key string, send func(try int) (httpAnswer, error), retried func()) (bool, error) {
+	for try := range tries {
+		a, err := send(try)
+		switch {
+		case err == nil && a.code < 300:
+			return true, nil
+		case err != nil || a.code == 502 || a.code == 503 || a.code == 504:
+			retried()
+			time.Sleep(100 * time.Millisecond)
+		default:
+			return false, fmt.Errorf("write %s: %d %s", key, a.code, a.body)
+		}
+	}
+	return false, nil
+}
+
 type httpAnswer struct {
 	code int
 	body []byte
