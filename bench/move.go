@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -234,70 +233,47 @@ func RunMove(ctx context.Context, cfg MoveConfig) (*MoveReport, error) {
 		moveFrom, moveTo        atomic.Int64 // unix nanoseconds of the PUT and the move's end (0: not yet)
 		during, retried, gaveUp atomic.Int64
 		maxWrite                atomic.Int64 // nanoseconds
-		stopW                   = make(chan struct{})
-		wg                      sync.WaitGroup
-		werr                    error
 	)
 	inMove := func(t time.Time) bool {
 		f, e := moveFrom.Load(), moveTo.Load()
 		return f > 0 && t.UnixNano() >= f && (e == 0 || t.UnixNano() <= e)
 	}
-	for w := range cfg.Writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stopW:
-					return
-				case <-time.After(cfg.Pace):
-				}
-				var names, lines []string
-				for j := range 10 {
-					name := fmt.Sprintf("W%dB%dN%d", w, i, j)
-					names = append(names, name)
-					lines = append(lines, fmt.Sprintf(`{"source": %q, "relationship": "calls", "target": "Hub%d"}`, name, (i+j)%moveHubs))
-				}
-				began := time.Now()
-				key, body := fmt.Sprintf("w%d-b%d", w, i), []byte(strings.Join(lines, "\n"))
-				ok, err := keyedWrite(100, key, func(try int) (httpAnswer, error) {
-					return call(ns[(w+i+try)%nodes], "POST", triplets, imp, key, "application/x-ndjson", body)
-				}, func() {
-					if inMove(time.Now()) {
-						retried.Add(1)
-					}
-				})
-				if err != nil {
-					mu.Lock()
-					werr = cmp.Or(werr, err)
-					mu.Unlock()
-					return
-				}
-				if !ok {
-					gaveUp.Add(1)
-					continue
-				}
-				now := time.Now()
-				ackedN.Add(1)
-				if inMove(now) || inMove(began) {
-					during.Add(1)
-					if d := now.Sub(began).Nanoseconds(); d > maxWrite.Load() {
-						maxWrite.Store(d)
-					}
-				}
-				mu.Lock()
-				acked = append(acked, names...)
-				mu.Unlock()
+	stopWriters := runWriters(cfg.Writers, cfg.Pace, func(w, i int) error {
+		var names, lines []string
+		for j := range 10 {
+			name := fmt.Sprintf("W%dB%dN%d", w, i, j)
+			names = append(names, name)
+			lines = append(lines, fmt.Sprintf(`{"source": %q, "relationship": "calls", "target": "Hub%d"}`, name, (i+j)%moveHubs))
+		}
+		began := time.Now()
+		key, body := fmt.Sprintf("w%d-b%d", w, i), []byte(strings.Join(lines, "\n"))
+		ok, err := keyedWrite(100, key, func(try int) (httpAnswer, error) {
+			return call(ns[(w+i+try)%nodes], "POST", triplets, imp, key, "application/x-ndjson", body)
+		}, func() {
+			if inMove(time.Now()) {
+				retried.Add(1)
 			}
-		}()
-	}
-	stopWriters := func() error {
-		close(stopW)
-		wg.Wait()
+		})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			gaveUp.Add(1)
+			return nil
+		}
+		now := time.Now()
+		ackedN.Add(1)
+		if inMove(now) || inMove(began) {
+			during.Add(1)
+			if d := now.Sub(began).Nanoseconds(); d > maxWrite.Load() {
+				maxWrite.Store(d)
+			}
+		}
 		mu.Lock()
-		defer mu.Unlock()
-		return werr
-	}
+		acked = append(acked, names...)
+		mu.Unlock()
+		return nil
+	})
 	time.Sleep(cfg.Settle)
 	cfg.say("org move: moving %s from %s to %s under %d writers", org, rep.From, rep.To, cfg.Writers)
 	t0 := time.Now()

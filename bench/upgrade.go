@@ -197,73 +197,50 @@ func RunUpgrade(ctx context.Context, cfg UpgradeConfig) (*UpgradeReport, error) 
 		acked, obsContents      []string
 		writes, ackedN, retried atomic.Int64
 		gaveUp                  atomic.Int64
-		stopW                   = make(chan struct{})
-		wg                      sync.WaitGroup
-		werr                    error
 	)
-	for w := range cfg.Writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stopW:
-					return
-				default:
-				}
-				key := fmt.Sprintf("w%d-b%d", w, i)
-				var path, ctype string
-				var body []byte
-				var names []string
-				if i%5 == 4 {
-					content := fmt.Sprintf("Writer %d noted batch %d during the rolling upgrade.", w, i)
-					path, ctype = "/v1/orgs/"+org+"/projects/"+project+"/observations", "application/json"
-					body, _ = json.Marshal(map[string]any{"content": content})
-					names = []string{"obs:" + content}
-				} else {
-					var lines []string
-					for j := range 10 {
-						name := fmt.Sprintf("W%dB%dN%d", w, i, j)
-						names = append(names, name)
-						lines = append(lines, fmt.Sprintf(`{"source": %q, "relationship": "calls", "target": "Hub%d"}`, name, j%4))
-					}
-					path, ctype = "/v1/orgs/"+org+"/projects/"+project+"/triplets", "application/x-ndjson"
-					body = []byte(strings.Join(lines, "\n"))
-				}
-				ok, err := keyedWrite(40, key, func(try int) (httpAnswer, error) {
-					writes.Add(1)
-					return call(node((w+i+try)%nodes), "POST", path, tok.Token, key, ctype, body)
-				}, func() { retried.Add(1) })
-				if err != nil {
-					mu.Lock()
-					werr = cmp.Or(werr, err)
-					mu.Unlock()
-					return
-				}
-				if !ok {
-					gaveUp.Add(1)
-					continue
-				}
-				ackedN.Add(1)
-				mu.Lock()
-				for _, n := range names {
-					if c, isObs := strings.CutPrefix(n, "obs:"); isObs {
-						obsContents = append(obsContents, c)
-					} else {
-						acked = append(acked, n)
-					}
-				}
-				mu.Unlock()
+	stopWriters := runWriters(cfg.Writers, 0, func(w, i int) error {
+		key := fmt.Sprintf("w%d-b%d", w, i)
+		var path, ctype string
+		var body []byte
+		var names []string
+		if i%5 == 4 {
+			content := fmt.Sprintf("Writer %d noted batch %d during the rolling upgrade.", w, i)
+			path, ctype = "/v1/orgs/"+org+"/projects/"+project+"/observations", "application/json"
+			body, _ = json.Marshal(map[string]any{"content": content})
+			names = []string{"obs:" + content}
+		} else {
+			var lines []string
+			for j := range 10 {
+				name := fmt.Sprintf("W%dB%dN%d", w, i, j)
+				names = append(names, name)
+				lines = append(lines, fmt.Sprintf(`{"source": %q, "relationship": "calls", "target": "Hub%d"}`, name, j%4))
 			}
-		}()
-	}
-	stopWriters := func() error {
-		close(stopW)
-		wg.Wait()
+			path, ctype = "/v1/orgs/"+org+"/projects/"+project+"/triplets", "application/x-ndjson"
+			body = []byte(strings.Join(lines, "\n"))
+		}
+		ok, err := keyedWrite(40, key, func(try int) (httpAnswer, error) {
+			writes.Add(1)
+			return call(node((w+i+try)%nodes), "POST", path, tok.Token, key, ctype, body)
+		}, func() { retried.Add(1) })
+		if err != nil {
+			return err
+		}
+		if !ok {
+			gaveUp.Add(1)
+			return nil
+		}
+		ackedN.Add(1)
 		mu.Lock()
-		defer mu.Unlock()
-		return werr
-	}
+		for _, n := range names {
+			if c, isObs := strings.CutPrefix(n, "obs:"); isObs {
+				obsContents = append(obsContents, c)
+			} else {
+				acked = append(acked, n)
+			}
+		}
+		mu.Unlock()
+		return nil
+	})
 	t0 := time.Now()
 	time.Sleep(cfg.Settle)
 	for i := range ns {
@@ -341,6 +318,40 @@ func RunUpgrade(ctx context.Context, cfg UpgradeConfig) (*UpgradeReport, error) 
 }
 
 // httpAnswer is an HTTP answer's status and body.
+// runWriters starts n writers: writer w calls write(w, i) for i = 0, 1,
+// ..., each after pace (0: at once), until the returned stop is called or
+// write returns an error. stop waits for them and returns the first error.
+func runWriters(n int, pace time.Duration, write func(w, i int) error) (stop func() error) {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	done := make(chan struct{})
+	for w := range n {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				case <-time.After(pace):
+				}
+				if err := write(w, i); err != nil {
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	return func() error {
+		close(done)
+		wg.Wait()
+		return first
+	}
+}
+
 // keyedWrite sends one write with its Idempotency-Key (send(try) calls a
 // node, the next one at each try) until a node acknowledges it: an answer
 // under 300. A transport error or a 502, 503 or 504 (a node down, a shard
