@@ -57,6 +57,7 @@ var codeRelFactors = map[string][2]float64{
 	"calls_via_interface": {1, 0.8},
 	"implemented_by":      {1, 0.8},
 	"implements":          {0.8, 0.8},
+	"extends":             {0.6, 0.6},
 	"has_method":          {0.6, 0.6},
 	"defines":             {0.6, 0.6},
 	"contains":            {0.4, 0.4},
@@ -185,6 +186,32 @@ func codeNode(v *engine.View, n uint32) bool {
 	switch v.NodeType(n) {
 	case "package", "file", "function", "method", "type", "interface":
 		return true
+	}
+	return false
+}
+
+// outside reports whether node n stands for code the repository does not
+// hold: a code node without a location from which no edge leaves (a
+// package of another module or an external library, which an indexer
+// names as an import's target but never reads).
+func outside(v *engine.View, n uint32) bool {
+	if _, ok := v.NodeLocation(n); ok || !codeNode(v, n) {
+		return false
+	}
+	out := v.Out(n)
+	return out == nil || out.IsEmpty()
+}
+
+// outsideLine reports whether a code block leaves out candidate c's line:
+// one of its ends is outside the repository (outside) and the work item
+// does not name it (no query word matches its name: named, the query's
+// node masks). What another module holds is no part of a change here
+// unless the work item says so.
+func outsideLine(v *engine.View, c *traverse.Candidate, named []traverse.NodeMask) bool {
+	for _, n := range [2]uint32{c.Src, c.Dst} {
+		if outside(v, n) && !slices.ContainsFunc(named, func(m traverse.NodeMask) bool { return m.Node == n }) {
+			return true
+		}
 	}
 	return false
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/policy"
 )
 
 // tenCode is the project of the code graph tests.
@@ -332,5 +333,139 @@ func TestCodeMapHostile(t *testing.T) {
 		if !strings.Contains(b.Block, want) {
 			t.Fatalf("no %q in:\n%s", want, b.Block)
 		}
+	}
+}
+
+// TestCodeMapRunnerUpFiles: a hit past the seeds whose name matches the
+// query lists its file in the code map (a file line alone, Line 0), so a
+// block of one seed in conn.go still says that ws.go holds more of what the
+// query names; a runner-up the policy denies lists nothing.
+func TestCodeMapRunnerUpFiles(t *testing.T) {
+	e := codeEnv(t)
+	block := func() *GraphBlock {
+		t.Helper()
+		b, err := e.c.GraphBlock(context.Background(), GraphRequest{Identity: agent("org_a"), Scope: tenCode,
+			QueryText: "reconnect connection", BudgetTokens: 150, TopK: 1, Depth: 1, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBlock(t, b, 150)
+		return b
+	}
+	b := block()
+	i := slices.IndexFunc(b.CodeMap, func(s CodeSymbol) bool { return s.File == "ws.go" })
+	if i < 0 || b.CodeMap[i].Line != 0 || !strings.Contains(b.Block, "\nws.go:") {
+		t.Fatalf("no ws.go file line:\n%s\n%+v", b.Block, b.CodeMap)
+	}
+	runner := b.CodeMap[i].Explain.Seed
+	if !strings.HasPrefix(runner, "nats.Connection") && runner != "nats.WebSocketConnectionHeaders" {
+		t.Fatalf("ws.go listed for %q, want a ws.go symbol whose name matches the query", runner)
+	}
+	for _, s := range b.CodeMap {
+		if s.Line != 0 && s.File == "ws.go" {
+			t.Fatalf("ws.go shows a symbol, want its file line alone:\n%s", b.Block)
+		}
+	}
+
+	// Every ws.go symbol denied (not the file): ws.go is not listed.
+	var forbid strings.Builder
+	err := e.st.View(func(v *engine.View) error {
+		for _, name := range []string{"nats.WebSocketConnectionHeaders", "nats.ConnectionName", "nats.ConnectionPoolSize",
+			"nats.ConnectionTimeout", "nats.ConnectionState", "nats.ConnectionClosedHandler", "nats.ConnectionLost", "nats.Option"} {
+			n, ok := v.Lookup(tenCode, name)
+			if !ok {
+				t.Fatalf("no node %s", name)
+			}
+			fmt.Fprintf(&forbid, "\nforbid (principal, action, resource == GraphNode::%q);\n", v.NodeID(n))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.PEP.Replace(policy.DefaultPolicies + forbid.String()); err != nil {
+		t.Fatal(err)
+	}
+	if b := block(); slices.ContainsFunc(b.CodeMap, func(s CodeSymbol) bool { return s.File == "ws.go" }) {
+		t.Fatalf("ws.go listed for a denied runner-up:\n%s", b.Block)
+	}
+}
+
+// packageFixture adds to codeFixture the package that holds its files and
+// what the package imports: another module's package (no location, no
+// edge of its own) and doc.go, a file that defines nothing.
+func packageFixture() []engine.TripletInput {
+	in := codeFixture()
+	file := func(f string) *engine.Location { return &engine.Location{File: f, Line: 1, EndLine: 10} }
+	for _, f := range []string{"conn.go", "ws.go", "conn_test.go", "doc.go"} {
+		in = append(in, engine.TripletInput{Source: "nats", SourceType: "package", SourceExact: true, Relationship: "contains",
+			Target: f, TargetType: "file", TargetExact: true, TargetLocation: file(f)})
+	}
+	return append(in, engine.TripletInput{Source: "nats", SourceType: "package", SourceExact: true, Relationship: "imports",
+		Target: "github.com/gorilla/websocket", TargetType: "package", TargetExact: true})
+}
+
+// TestCodeOutsideLines: a package outside the repository (an import's
+// target the indexer never read) is no block line unless the work item
+// names it.
+func TestCodeOutsideLines(t *testing.T) {
+	e := newEnv(t)
+	e.load(t, tenCode, packageFixture()...)
+	const ext = "github.com/gorilla/websocket"
+	names := func(b *GraphBlock) bool {
+		return slices.ContainsFunc(b.Triplets, func(tr GraphTriplet) bool { return tr.TargetEntity == ext || tr.SourceEntity == ext })
+	}
+	for _, q := range []string{"nats package files", "fix a race in the connection reconnect logic"} {
+		if b := codeBlock(t, e, q, 2000, nil); names(b) {
+			t.Fatalf("%q: a line to %s, which the work item does not name:\n%s", q, ext, b.Block)
+		}
+	}
+	b := codeBlock(t, e, "bump the gorilla websocket dependency of nats", 2000, nil)
+	if !names(b) {
+		t.Fatalf("no line to %s, which the work item names:\n%s", ext, b.Block)
+	}
+	// Without locations (a curated graph) a leaf is no outside package.
+	plain := packageFixture()
+	for i := range plain {
+		plain[i].SourceLocation, plain[i].TargetLocation = nil, nil
+	}
+	e.load(t, engine.Tenant{Org: "org_a", Project: "plain"}, plain...)
+	pb, err := e.c.GraphBlock(context.Background(), GraphRequest{Identity: agent("org_a"), Scope: engine.Tenant{Org: "org_a", Project: "plain"},
+		QueryText: "nats package files", BudgetTokens: 2000, TopK: 10, Depth: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !names(pb) {
+		t.Fatalf("a graph without locations lost its import line:\n%s", pb.Block)
+	}
+}
+
+// TestCodeMapEnumeratedFiles: a file the walk reaches as one of its
+// package's several files is not listed alone (it says only that the
+// package has files); a module's one file is.
+func TestCodeMapEnumeratedFiles(t *testing.T) {
+	e := newEnv(t)
+	e.load(t, tenCode, packageFixture()...)
+	b := codeBlock(t, e, "nats package", 2000, nil)
+	if !slices.ContainsFunc(b.Triplets, func(tr GraphTriplet) bool { return tr.SourceEntity == "nats" }) &&
+		!slices.ContainsFunc(b.CodeMap, func(s CodeSymbol) bool { return s.File == "conn.go" }) {
+		t.Fatalf("the walk did not reach the package's files:\n%s", b.Block)
+	}
+	if strings.Contains(b.Block, "\ndoc.go:") {
+		t.Fatalf("doc.go listed alone, one of four files the package contains:\n%s", b.Block)
+	}
+	one := engine.Tenant{Org: "org_a", Project: "one"}
+	e.load(t, one, engine.TripletInput{Source: "nats", SourceType: "package", SourceExact: true, Relationship: "contains",
+		Target: "doc.go", TargetType: "file", TargetExact: true, TargetLocation: &engine.Location{File: "doc.go", Line: 1, EndLine: 10}},
+		engine.TripletInput{Source: "doc.go", SourceType: "file", SourceExact: true, SourceLocation: &engine.Location{File: "doc.go", Line: 1, EndLine: 10},
+			Relationship: "defines", Target: "nats.Version", TargetType: "function", TargetExact: true,
+			TargetLocation: &engine.Location{File: "doc.go", Line: 3, EndLine: 5}, TargetSignature: "func Version() string"})
+	ob, err := e.c.GraphBlock(context.Background(), GraphRequest{Identity: agent("org_a"), Scope: one, QueryText: "nats package",
+		BudgetTokens: 2000, TopK: 10, Depth: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ob.Block, "\ndoc.go:") {
+		t.Fatalf("a package's one file not listed:\n%s", ob.Block)
 	}
 }

@@ -30,7 +30,9 @@ import (
 // entry costs its line, plus its file's line when it is the file's first,
 // plus the section's header and blank line when it is the map's first.
 // Files come in the order of their first entry, symbols in line order
-// within a file; a file node the walk reached is its path alone. Paths and signatures are untrusted text: they go through
+// within a file. A file can be listed alone, its path without symbols:
+// where a hit past the seeds lives (fileEntries), or a file node the walk
+// reached. Paths and signatures are untrusted text: they go through
 // the line builder (sanitised, folded to one line, a file line's leading
 // block or list marker escaped), so the map adds no heading or list item.
 
@@ -62,6 +64,48 @@ func seedEntries(v *engine.View, seeds []traverse.Seed, cands []traverse.Candida
 	}
 	return cands
 }
+
+// fileEntries appends to cands a pseudo candidate for the file of each
+// runner-up that carries a location (a hit past the seeds whose name
+// matches a query word): the file's own map entry, its path alone, at the
+// importance the runner-up's seed entry would have had. A work item
+// often touches a file its seeds do not live in (the same change in each
+// shell's completion file), and a path line says where more of what the
+// query names lives for a few code points, where the runner-up's
+// signature would cost a line. The file is the node of the runner-up's
+// location's path that holds an edge to it (a code indexer's `defines`);
+// its edge id counts down from below the seed entries'.
+func fileEntries(v *engine.View, runners []seedScore, cands []traverse.Candidate) []traverse.Candidate {
+	for i, s := range runners {
+		if s.name <= 0 || !(s.score > 0) {
+			continue
+		}
+		loc, ok := v.NodeLocation(s.node)
+		if !ok || v.NodeName(s.node) == loc.File {
+			continue
+		}
+		file, found := uint32(0), false
+		it := v.In(s.node).Iterator()
+		for n := 0; n < maxFileEdges && it.HasNext() && !found; n++ {
+			if src := v.Edge(it.Next()).Src; v.NodeName(src) == loc.File {
+				file, found = src, true
+			}
+		}
+		if _, ok := v.NodeLocation(file); !found || !ok {
+			continue
+		}
+		σ := min(s.score, 1)
+		cands = append(cands, traverse.Candidate{Edge: math.MaxUint32 - MaxTopK - uint32(i), Src: file, Dst: file, Rel: selfRel,
+			Importance: σ * seedEntryImportance, Seed: s.node, SeedScore: float32(σ), Match: 1, WeightF: float32(seedEntryImportance),
+			HubF: 1, EdgeF: 1})
+	}
+	return cands
+}
+
+// maxFileEdges bounds the incoming edges fileEntries reads to find a
+// runner-up's file: a symbol with more callers than that before its
+// file's edge lists no file.
+const maxFileEdges = 256
 
 // mapRels are the containment relationships whose candidates the code map
 // shows as the held node's entry (see above).

@@ -97,8 +97,10 @@ type graphScratch struct {
 	// the default (floorAuto) that seeds lowers to none in a code graph.
 	floor     float64
 	floorAuto bool
-	// codeGraph says the seeds are a code graph's (codeGraph).
-	codeGraph bool
+	// codeGraph says the seeds are a code graph's (codeGraph); located
+	// that one of them carries a location (an indexer's graph, whose
+	// nodes without one are outside the repository: outsideLine).
+	codeGraph, located bool
 	// shown is the set of nodes a render has put in its block.
 	shown map[uint32]bool
 	// The spread's scratch: candidate indexes grouped by seed, the groups'
@@ -118,7 +120,7 @@ type graphScratch struct {
 
 func (c *Composer) scratch() *graphScratch {
 	if sc, ok := c.pool.Get().(*graphScratch); ok {
-		sc.qv, sc.mapMode, sc.codeMap, sc.keep, sc.rendered, sc.floor, sc.floorAuto, sc.codeGraph = nil, CodeMapOff, false, false, false, 0, false, false
+		sc.qv, sc.mapMode, sc.codeMap, sc.keep, sc.rendered, sc.floor, sc.floorAuto, sc.codeGraph, sc.located = nil, CodeMapOff, false, false, false, 0, false, false, false
 		return sc
 	}
 	return &graphScratch{mapMode: CodeMapOff}

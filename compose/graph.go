@@ -2,6 +2,7 @@ package compose
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -72,6 +73,10 @@ func (c *Composer) seeds(ctx context.Context, v *engine.View, text string, scope
 	sc.qs.code.seeds = codeSeeds(v, sc.tseeds)
 	code := codeGraph(v, sc.tseeds)
 	sc.codeGraph = code
+	sc.located = code && slices.ContainsFunc(sc.tseeds, func(s traverse.Seed) bool {
+		_, ok := v.NodeLocation(s.Node)
+		return ok
+	})
 	if q != nil && !code {
 		q.Alike = alikeRate
 	}
@@ -124,6 +129,7 @@ func (c *Composer) prepareGraph(ctx context.Context, v *engine.View, req GraphRe
 	sc.codeMap = sc.mapMode == CodeMapOn || sc.mapMode == CodeMapAuto && sc.qs.code.seeds
 	if sc.codeMap {
 		sc.walk = seedEntries(v, sc.tseeds, sc.walk)
+		sc.walk = fileEntries(v, sc.qs.runners, sc.walk)
 	}
 	sc.cands = entries(sc.cands, sc.walk)
 	spread(sc, spreadRate(sc.tseeds))

@@ -51,6 +51,24 @@ func lessEntry(a, b *entry) bool {
 	return traverse.Order(a.imp, b.imp, a.hop, b.hop, a.edge, b.edge) < 0
 }
 
+// fileNode reports whether n is a file's node: named by its location's
+// path.
+func fileNode(v *engine.View, n uint32) bool {
+	loc, ok := v.NodeLocation(n)
+	return ok && v.NodeName(n) == loc.File
+}
+
+// enumerated reports whether edge e is one of several of its relationship
+// and direction at node n.
+func enumerated(v *engine.View, n, e uint32) bool {
+	for _, in := range v.Ranked(n) {
+		if in.Edge == e {
+			return in.Alike > 1
+		}
+	}
+	return false
+}
+
 // novelty is the factor of a line whose two ends the block already shows.
 const novelty = 0.5
 
@@ -183,11 +201,17 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	// addMap puts a containment candidate's target in the code map (the
 	// policy checked on it: the map shows it alone).
 	addMap := func(cand *entry) {
-		dst := walk[cand.idx].Dst
+		cd := &walk[cand.idx]
+		dst := cd.Dst
 		if cm.nodes[dst] {
 			return
 		}
-		if !allow(dst) {
+		if cd.Rel != selfRel && !cd.Gain && fileNode(v, dst) && enumerated(v, cd.Src, cd.Edge) {
+			return
+		}
+		// A file entry (fileEntries) says where its runner-up lives: the
+		// runner-up must pass the policy too.
+		if !allow(dst) || cd.Rel == selfRel && cd.Seed != dst && !allow(cd.Seed) {
 			out.Denied++
 			return
 		}
@@ -279,7 +303,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		shown := len(out.Triplets) + len(out.CodeMap)
 		if cm.takes(v, &walk[cand.idx]) {
 			addMap(&cand)
-		} else {
+		} else if !sc.located || !outsideLine(v, &walk[cand.idx], sc.qs.q.Nodes) {
 			add(&cand, n)
 		}
 		if len(out.Triplets)+len(out.CodeMap) > shown {

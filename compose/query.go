@@ -139,8 +139,11 @@ type queryScratch struct {
 	relSet []uint32 // per relationship id: stamp of the memo in relM
 	stamp  uint32
 	seeds  []seedScore
-	spans  []wordSpan // addNamed's query words
-	code   codeScratch
+	// runners are the rescored hits past the seeds, best first (a view
+	// of seeds' array, valid until the next calibrate).
+	runners []seedScore
+	spans   []wordSpan // addNamed's query words
+	code    codeScratch
 	// scopeDF, when set, are the scope's name frequencies, which weigh
 	// the query's words instead of the index's (see scopeFreqs).
 	scopeDF *nameFreqs
@@ -183,11 +186,11 @@ func (c *Composer) buildQuery(v *engine.View, q string, sc *queryScratch) *trave
 		sc.words.weigh(&sc.freqs)
 	}
 	sc.toks = text.SplitName(q)
+	sc.q.Nodes = sc.q.Nodes[:0]
 	if len(sc.words.stems) == 0 {
 		return nil
 	}
 	sc.q.Weights = sc.words.weights
-	sc.q.Nodes = sc.q.Nodes[:0]
 	sc.q.RelFactor, sc.q.Aside, sc.q.AsideFactor, sc.q.Alike = nil, nil, 0, 0
 	for _, h := range sc.hits {
 		if !v.Live(h.ID) {
@@ -350,6 +353,7 @@ func (c *Composer) calibrate(v *engine.View, hits []fuse.Ranked, k int, sc *quer
 	if !slices.ContainsFunc(sc.seeds[:min(len(sc.seeds), 3)], func(s seedScore) bool { return codeNode(v, s.node) }) {
 		spreadSeeds(sc.seeds)
 	}
+	sc.runners = sc.seeds[min(len(sc.seeds), k):]
 	sc.seeds = sc.seeds[:min(len(sc.seeds), k)]
 	dst = dst[:0]
 	for _, s := range sc.seeds {
