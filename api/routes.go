@@ -115,7 +115,7 @@ func (s *Server) routeTable() []route {
 
 		{method: http.MethodPost, path: "/v1/context/rag", minRole: auth.RoleAgent, summary: "Graph RAG: hybrid search over observations and nodes, then expansion over chosen predicates.",
 			req: ragRequestJSON{}, resp: compose.RAGBlock{}, status: 200, errs: []int{503}, h: s.handleRAG},
-		{method: http.MethodPost, path: "/v1/context/graph", minRole: auth.RoleAgent, summary: "The ## Knowledge Graph Triplets block of a query (buildGraphContextBlock), then, for a code graph, a ## Code Map: each file's path, then its ranked symbols as `<line>│ <signature>` (codeMap: true or false asks for it or leaves it out; absent: when the best seeds carry locations).",
+		{method: http.MethodPost, path: "/v1/context/graph", minRole: auth.RoleAgent, summary: "The ## Knowledge Graph Triplets block of a query (buildGraphContextBlock), then, for a code graph, a ## Code Map: each file's path, then its ranked symbols as `<line>│ <signature>`, or the path alone for the file of a hit just past the seeds (codeMap: true or false asks for it or leaves it out; absent: when the best seeds carry locations).",
 			req: graphContextRequest{}, resp: compose.GraphBlock{}, status: 200, errs: []int{503}, h: s.handleGraphContext},
 	}
 }

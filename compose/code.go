@@ -15,8 +15,8 @@ import (
 
 // Code graphs. A code indexer (`kgctx index`, or another language's
 // through the same import contract: README, "Indexing a Go module") writes
-// the relationships of DESIGN.md's "Code graphs". The ranking reads two of
-// their properties, both from the graph itself, never from a list of one
+// the relationships of DESIGN.md's "Code graphs". The ranking reads three
+// of their properties, all from the graph itself, never from a list of one
 // repository's names:
 //
 //   - Tests. A node with an outgoing `tests` edge is test code. Unless the
@@ -35,6 +35,11 @@ import (
 //     the types it uses and what its package imports lower still, since
 //     the code map shows where a symbol lives and its signature names its
 //     types.
+//   - What the repository holds. A code node without a location from
+//     which no edge leaves is outside the repository (an import of another
+//     module that the indexer never read): no line to it enters a block
+//     whose seeds carry locations unless a query word names it
+//     (outsideLine).
 
 // testsRel is the relationship that marks test code: test -> what it
 // tests.

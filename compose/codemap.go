@@ -32,7 +32,8 @@ import (
 // Files come in the order of their first entry, symbols in line order
 // within a file. A file can be listed alone, its path without symbols:
 // where a hit past the seeds lives (fileEntries), or a file node the walk
-// reached. Paths and signatures are untrusted text: they go through
+// reached, unless it is one of several files its package contains (that
+// says only that the package has files; render's addMap). Paths and signatures are untrusted text: they go through
 // the line builder (sanitised, folded to one line, a file line's leading
 // block or list marker escaped), so the map adds no heading or list item.
 
