@@ -445,8 +445,12 @@ func (e *evaluation) segment(i int, s *scorch.SegmentSnapshot, tenantField strin
 				return err
 			}
 			if c.doc == docDone {
-				cur[j] = cur[len(cur)-1]
-				cur = cur[:len(cur)-1]
+				// Removed in place, not swapped with the last: a
+				// document's term scores are summed in the terms' order,
+				// whatever other documents the segment holds, so its
+				// score's last bits (and so ties) do not depend on how
+				// the index happened to be cut into segments.
+				cur = slices.Delete(cur, j, j+1)
 				continue
 			}
 			j++

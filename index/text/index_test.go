@@ -658,3 +658,56 @@ func TestConcurrentSearchAndWrite(t *testing.T) {
 		t.Error("docID is not big-endian")
 	}
 }
+
+// TestScoresIndependentOfDocOrder: a document's score is the same to the
+// last bit whatever other documents come before it in its segment, so
+// equal documents tie and break by ID however the index was written. The
+// scores used to sum a document's term scores in an order that depended
+// on which terms' postings had ended before it in its segment. (Both
+// indexes here are one segment of the same documents, numbered in two
+// orders, so their collection statistics are equal.)
+func TestScoresIndependentOfDocOrder(t *testing.T) {
+	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"}
+	r := rand.New(rand.NewPCG(7, 11))
+	var names []string
+	for range 400 {
+		var name []string
+		for range 2 + r.IntN(6) {
+			name = append(name, words[r.IntN(len(words))])
+		}
+		names = append(names, strings.Join(name, " "))
+	}
+	// Document i is names[i] in a, names[perm[i]] in b: the same
+	// documents, numbered in two orders.
+	perm := r.Perm(len(names))
+	var da, db []Doc
+	for i := range names {
+		da = append(da, Doc{ID: uint32(i + 1), Org: "o", Project: "p", Name: names[i]})
+		db = append(db, Doc{ID: uint32(i + 1), Org: "o", Project: "p", Name: names[perm[i]]})
+	}
+	a, b := openMem(t, Options{BatchSize: 1000}), openMem(t, Options{BatchSize: 1000})
+	mustUpsert(t, a, da...)
+	mustUpsert(t, b, db...)
+	f := Filter{Org: "o", Project: "p"}
+	for q := range 300 {
+		var query []string
+		for range 3 + r.IntN(5) {
+			query = append(query, words[r.IntN(len(words))])
+		}
+		qs := strings.Join(query, " ")
+		score := func(ix *Index, name func(id uint32) string) map[string]float64 {
+			out := map[string]float64{}
+			for _, h := range srch(t, ix, qs, 400, f) {
+				out[name(h.ID)] = h.Score
+			}
+			return out
+		}
+		sa := score(a, func(id uint32) string { return names[id-1] })
+		sb := score(b, func(id uint32) string { return names[perm[id-1]] })
+		for n, x := range sa {
+			if y, ok := sb[n]; !ok || math.Float64bits(x) != math.Float64bits(y) {
+				t.Fatalf("query %d %q: %q scores %v (%x) numbered one way, %v (%x) the other", q, qs, n, x, math.Float64bits(x), y, math.Float64bits(y))
+			}
+		}
+	}
+}
