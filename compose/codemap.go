@@ -103,6 +103,13 @@ func fileEntries(v *engine.View, runners []seedScore, cands []traverse.Candidate
 	return cands
 }
 
+// fileNode reports whether n is a file's node: named by its location's
+// path.
+func fileNode(v *engine.View, n uint32) bool {
+	loc, ok := v.NodeLocation(n)
+	return ok && v.NodeName(n) == loc.File
+}
+
 // maxFileEdges bounds the incoming edges fileEntries reads to find a
 // runner-up's file: a symbol with more callers than that before its
 // file's edge lists no file.

@@ -51,13 +51,6 @@ func lessEntry(a, b *entry) bool {
 	return traverse.Order(a.imp, b.imp, a.hop, b.hop, a.edge, b.edge) < 0
 }
 
-// fileNode reports whether n is a file's node: named by its location's
-// path.
-func fileNode(v *engine.View, n uint32) bool {
-	loc, ok := v.NodeLocation(n)
-	return ok && v.NodeName(n) == loc.File
-}
-
 // enumerated reports whether edge e is one of several of its relationship
 // and direction at node n.
 func enumerated(v *engine.View, n, e uint32) bool {
@@ -206,6 +199,9 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		if cm.nodes[dst] {
 			return
 		}
+		// A file the walk reached as one of its package's several files
+		// says only that the package has files (codemap.go): not listed
+		// alone, unless its name explains a query word.
 		if cd.Rel != selfRel && !cd.Gain && fileNode(v, dst) && enumerated(v, cd.Src, cd.Edge) {
 			return
 		}
