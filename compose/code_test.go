@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kgctx/kgctx/compose/codeindex"
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/policy"
 )
@@ -467,5 +468,17 @@ func TestCodeMapEnumeratedFiles(t *testing.T) {
 	}
 	if !strings.Contains(ob.Block, "\ndoc.go:") {
 		t.Fatalf("a package's one file not listed:\n%s", ob.Block)
+	}
+}
+
+// TestCodeRelFactorsCoverIndexers: every relationship the indexers write
+// has its weight in codeRelFactors (tests aside: test code has its own
+// rule), so none weighs 1 by omission, as extends did (a class's base
+// before the callees of its methods).
+func TestCodeRelFactorsCoverIndexers(t *testing.T) {
+	for _, r := range codeindex.Relationships() {
+		if _, ok := codeRelFactors[r]; !ok && r != testsRel {
+			t.Errorf("relationship %q of the code indexers has no factor", r)
+		}
 	}
 }

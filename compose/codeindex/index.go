@@ -53,6 +53,10 @@ var (
 	relationships = []string{RelContains, RelDefines, RelHasMethod, RelCalls, RelCallsIface, RelImplements, RelImplBy, RelEmbeds, RelUsesType, RelImports, RelTests, RelExtends}
 )
 
+// Relationships are the relationships the indexer writes, in every
+// language (a copy).
+func Relationships() []string { return slices.Clone(relationships) }
+
 // Options of a run.
 type Options struct {
 	// Full ignores the previous state: every file is extracted again.
