@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 
 	"os"
 	"os/exec"
@@ -44,7 +47,7 @@ import (
 type CodeSet struct {
 	Name string // project name, and the folder under Config.CodeSrc
 	Repo string // owner/name on GitHub
-	Lang string // python or typescript (TypeScript sets read JavaScript too)
+	Lang string // python, typescript (TypeScript sets read JavaScript too) or go
 	// Snapshot is the commit indexed; the work items are the first-parent
 	// commits after it up to Until (each merge taken whole, against its
 	// first parent), the first Commits of them that change a function or
@@ -64,14 +67,29 @@ var CodeSets = []CodeSet{
 	{Name: "vue", Repo: "vuejs/core", Lang: "typescript", Snapshot: "ed28dd22449bb259cb064a27bb61ba26beec0b7b", Until: "e2bede96134f757aad5c5b33ac9be055022dbfc8", Commits: 100},
 }
 
+// GoSets are the codego family's repositories: Go modules whose work
+// items are built from their history as the codelangs sets' are (the
+// codeindex set's are codeloc's, built elsewhere). nats.go is the module
+// of issue 21's report; it is not among the held-out repositories.
+var GoSets = []CodeSet{
+	{Name: "nats", Repo: "nats-io/nats.go", Lang: "go", Snapshot: "3d0a13a355de2dbba5fe2c516db14b8b5e7bc9c8", Until: "850f889cf3d63bfd1a549ab9af59f0145146fb41", Commits: 100},
+}
+
 // CodeLangsDir is the datasets folder of the built sets.
 const CodeLangsDir = "codelangs"
+
+// ErrNoCodeGoSrc: the codego family needs the repositories.
+var ErrNoCodeGoSrc = errors.New("relevance: the codego set needs --code-src DIR with a git repository per GoSets repository (DIR/nats: nats-io/nats.go)")
 
 // ErrNoCodeLangsSrc: the codelangs family needs the repositories.
 var ErrNoCodeLangsSrc = errors.New("relevance: the codelangs sets need --code-src DIR with a git repository per CodeSets repository (DIR/click, DIR/starlette, DIR/rich, DIR/got, DIR/immer, DIR/vue)")
 
 // inFamily says whether a file is of a set's language.
 func (cs CodeSet) inFamily(p string) bool {
+	if cs.Lang == "go" {
+		// Go's tests live in _test.go files: no gold, as codeloc's.
+		return strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go")
+	}
 	l := langs.LanguageOf(p)
 	if cs.Lang == "typescript" {
 		return l == "typescript" || l == "javascript"
@@ -159,12 +177,23 @@ func BuildCodeSet(ctx context.Context, cs CodeSet, repo, tmp string, rt *treesit
 	}
 	qual := map[string]string{} // file -> its module's name
 	kind := map[string]string{} // symbol -> kind
+	// A Go file's functions and methods by their name in the file
+	// (Func, Type.Method), since a Go symbol's qualifier is its package's
+	// name, which the file alone does not say.
+	goNames := map[string]map[string]string{}
 	for _, t := range ts {
 		if t.Relationship == codeindex.RelContains && t.SourceType == codeindex.KindPackage && t.TargetType == codeindex.KindFile {
 			qual[t.Target] = t.Source
 		}
 		if t.Relationship == codeindex.RelDefines && t.SourceType == codeindex.KindFile {
 			kind[t.Target] = t.TargetType
+			if k := t.TargetType; cs.Lang == "go" && (k == codeindex.KindFunction || k == codeindex.KindMethod) {
+				if goNames[t.Source] == nil {
+					goNames[t.Source] = map[string]string{}
+				}
+				_, inFile, _ := strings.Cut(t.Target, ".")
+				goNames[t.Source][inFile] = t.Target
+			}
 		}
 	}
 	out, err := git(ctx, repo, "rev-list", "--first-parent", "--reverse", cs.Snapshot+".."+cs.Until)
@@ -210,22 +239,24 @@ func BuildCodeSet(ctx context.Context, cs CodeSet, repo, tmp string, rt *treesit
 			if err != nil || len(old) > codeindex.MaxFileSize {
 				continue
 			}
-			facts, err := langs.Extract(ctx, rt, f, []byte(old))
-			if err != nil {
-				continue
+			var syms []funcSpan
+			if cs.Lang == "go" {
+				syms = goFuncs(f, old, goNames[f])
+			} else if facts, err := langs.Extract(ctx, rt, f, []byte(old)); err == nil {
+				for _, s := range facts.Syms {
+					if !s.Test && (s.Kind == langs.KindFunction || s.Kind == langs.KindMethod) {
+						syms = append(syms, funcSpan{name: qual[f] + "." + s.Base, line: s.Line, end: s.End})
+					}
+				}
 			}
-			for _, s := range facts.Syms {
-				if s.Test || s.Kind != langs.KindFunction && s.Kind != langs.KindMethod {
+			for _, s := range syms {
+				if k := kind[s.name]; k != codeindex.KindFunction && k != codeindex.KindMethod {
 					continue
 				}
-				name := qual[f] + "." + s.Base
-				if k := kind[name]; k != codeindex.KindFunction && k != codeindex.KindMethod {
+				if !slices.ContainsFunc(changed[f], func(h [2]int) bool { return touches(h, s.line, s.end) }) {
 					continue
 				}
-				if !slices.ContainsFunc(changed[f], func(h [2]int) bool { return touches(h, s.Line, s.End) }) {
-					continue
-				}
-				gi := node(name, kind[name])
+				gi := node(s.name, kind[s.name])
 				if !slices.Contains(q.G, gi) {
 					q.G = append(q.G, gi)
 					r.Edges = append(r.Edges, codeEdge{Src: fi, Rel: codeindex.RelDefines, Dst: gi})
@@ -237,6 +268,53 @@ func BuildCodeSet(ctx context.Context, cs CodeSet, repo, tmp string, rt *treesit
 		}
 	}
 	return r, nil
+}
+
+// funcSpan is a function or method of a file before a commit: its node
+// name in the snapshot's graph and its line span.
+type funcSpan struct {
+	name      string
+	line, end int
+}
+
+// goFuncs returns the functions and methods of Go file f's source src
+// that the snapshot's graph names (names: by their name in the file,
+// Func or Type.Method).
+func goFuncs(f, src string, names map[string]string) []funcSpan {
+	fset := token.NewFileSet()
+	af, err := parser.ParseFile(fset, f, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil
+	}
+	var out []funcSpan
+	for _, d := range af.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok {
+			continue
+		}
+		inFile := fd.Name.Name
+		if fd.Recv != nil && len(fd.Recv.List) > 0 {
+			t := fd.Recv.List[0].Type
+			if st, ok := t.(*ast.StarExpr); ok {
+				t = st.X
+			}
+			switch x := t.(type) {
+			case *ast.IndexExpr:
+				t = x.X
+			case *ast.IndexListExpr:
+				t = x.X
+			}
+			id, ok := t.(*ast.Ident)
+			if !ok {
+				continue
+			}
+			inFile = id.Name + "." + inFile
+		}
+		if name := names[inFile]; name != "" {
+			out = append(out, funcSpan{name: name, line: fset.Position(fd.Pos()).Line, end: fset.Position(fd.End()).Line})
+		}
+	}
+	return out
 }
 
 func sortedStrings[V any](m map[string]V) []string {
@@ -327,25 +405,38 @@ func runCodeLangs(ctx context.Context, cfg *Config, dir string) ([]SetResult, er
 	if cfg.CodeSrc == "" {
 		return nil, ErrNoCodeLangsSrc
 	}
+	return runCodeSets(ctx, cfg, dir, "codelangs", CodeSets, []string{"python", "typescript"})
+}
+
+func runCodeGo(ctx context.Context, cfg *Config, dir string) ([]SetResult, error) {
+	if cfg.CodeSrc == "" {
+		return nil, ErrNoCodeGoSrc
+	}
+	return runCodeSets(ctx, cfg, dir, "codego", GoSets, []string{"go"})
+}
+
+// runCodeSets evaluates family's sets of each language (a set per
+// language: family-lang, or family alone for one language).
+func runCodeSets(ctx context.Context, cfg *Config, dir, family string, all []CodeSet, languages []string) ([]SetResult, error) {
 	rt, err := treesitter.New(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer rt.Close(context.Background())
-	tmp, err := os.MkdirTemp("", "kgctx-codelangs-")
+	tmp, err := os.MkdirTemp("", "kgctx-"+family+"-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
 	var out []SetResult
-	for _, lang := range []string{"python", "typescript"} {
+	for _, lang := range languages {
 		e, err := openEnv(ctx, cfg)
 		if err != nil {
 			return nil, err
 		}
 		var repos []*codeRepo
 		var sets []CodeSet
-		for _, cs := range CodeSets {
+		for _, cs := range all {
 			if cs.Lang != lang {
 				continue
 			}
@@ -356,7 +447,11 @@ func runCodeLangs(ctx context.Context, cfg *Config, dir string) ([]SetResult, er
 			}
 			repos, sets = append(repos, r), append(sets, cs)
 		}
-		res, err := evalCodeRepos(ctx, cfg, e, "codelangs-"+lang, "codelangs", repos, func(i int, r *codeRepo) (string, error) {
+		name := family
+		if len(languages) > 1 {
+			name += "-" + lang
+		}
+		res, err := evalCodeRepos(ctx, cfg, e, name, family, repos, func(i int, r *codeRepo) (string, error) {
 			return snapshot(ctx, filepath.Join(cfg.CodeSrc, sets[i].Name), r.Snapshot, filepath.Join(tmp, r.Name))
 		}, codeindex.Options{Parsers: rt}, rt)
 		e.close()
@@ -371,6 +466,7 @@ func runCodeLangs(ctx context.Context, cfg *Config, dir string) ([]SetResult, er
 var dataOf = map[string]string{
 	"codeindex": "codeloc's questions over `kgctx index` of each snapshot",
 	"codelangs": "commits of the CodeSets repositories over `kgctx index` of each snapshot",
+	"codego":    "commits of the GoSets repositories over `kgctx index` of each snapshot",
 }
 
 // evalCodeRepos indexes each repository's snapshot (src gives its tree)

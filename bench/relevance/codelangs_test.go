@@ -114,7 +114,70 @@ func TestBuildCodeSet(t *testing.T) {
 	}
 }
 
+// TestBuildCodeSetGo builds a Go set from a small git history: a changed
+// function and a changed method (pointer receiver) are gold by their
+// graph names, a test file's change is not.
+func TestBuildCodeSetGo(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	repo := t.TempDir()
+	run := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.email=a@b", "-c", "user.name=a"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write := func(p, s string) {
+		full := filepath.Join(repo, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := func(a, m string) string {
+		return "package toy\n\nfunc A() int {\n\treturn " + a + "\n}\n\ntype C struct{}\n\nfunc (c *C) M() int {\n\treturn " + m + "\n}\n"
+	}
+	run("init", "-q")
+	write("go.mod", "module example.com/toy\n\ngo 1.22\n")
+	write("toy.go", src("1", "3"))
+	write("toy_test.go", "package toy\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {\n\tif A() != 1 {\n\t\tt.Fatal()\n\t}\n}\n")
+	run("add", ".")
+	run("commit", "-qm", "snapshot")
+	snap := run("rev-parse", "HEAD")
+	write("toy.go", src("10", "3"))
+	write("toy_test.go", "package toy\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {\n\tif A() != 10 {\n\t\tt.Fatal()\n\t}\n}\n")
+	run("commit", "-qam", "Fix A")
+	write("toy.go", src("10", "30"))
+	run("commit", "-qam", "Change C.M")
+	until := run("rev-parse", "HEAD")
+	r, err := BuildCodeSet(context.Background(), CodeSet{Name: "toy", Repo: "x/toy", Lang: "go", Snapshot: snap, Until: until, Commits: 10}, repo, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, q := range r.Queries {
+		var g, f []string
+		for _, i := range q.G {
+			g = append(g, r.Nodes[i].N)
+		}
+		for _, i := range q.GF {
+			f = append(f, r.Nodes[i].N)
+		}
+		got = append(got, q.S+" | "+strings.Join(g, ",")+" | "+strings.Join(f, ","))
+	}
+	want := []string{"Fix A | toy.A | toy.go", "Change C.M | toy.C.M | toy.go"}
+	if !slices.Equal(got, want) {
+		t.Errorf("queries:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestCodeLangsNeedsSources(t *testing.T) {
+	if _, err := Run(context.Background(), Config{Sets: []string{"codego"}, Datasets: t.TempDir()}); !errors.Is(err, ErrNoCodeGoSrc) {
+		t.Errorf("codego without --code-src: %v", err)
+	}
 	if _, err := Run(context.Background(), Config{Sets: []string{"codelangs"}, Datasets: t.TempDir()}); !errors.Is(err, ErrNoCodeLangsSrc) {
 		t.Errorf("no --code-src: %v", err)
 	}

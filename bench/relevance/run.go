@@ -24,10 +24,10 @@ var Families = []string{"metaqa", "fb15k", "codeloc", "locomo"}
 
 // ExtraFamilies need more than the datasets folder: "codeindex" needs the
 // codeloc repositories' sources (Config.CodeSrc), "codelangs" the CodeSets
-// repositories' (codelangs.go). A run without Config.Sets runs codeindex
+// repositories' and "codego" the GoSets repositories' (codelangs.go). A run without Config.Sets runs codeindex
 // after Families when Config.CodeSrc is set; otherwise each runs only when
 // asked by name.
-var ExtraFamilies = []string{"codeindex", "codelangs"}
+var ExtraFamilies = []string{"codeindex", "codelangs", "codego"}
 
 // DefaultQuestions is the CLI's sample size per set and hop.
 const DefaultQuestions = 500
@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := &Report{Date: time.Now().UTC().Format("2006-01-02"), Machine: machine(), Questions: cfg.Questions, Seed: cfg.Seed}
 	start := time.Now()
 	runs := map[string]func(context.Context, *Config, string) ([]SetResult, error){
-		"metaqa": runMetaQA, "fb15k": runFB15k, "codeloc": runCodeloc, "locomo": runLoCoMo, "codeindex": runCodeIndex, "codelangs": runCodeLangs,
+		"metaqa": runMetaQA, "fb15k": runFB15k, "codeloc": runCodeloc, "locomo": runLoCoMo, "codeindex": runCodeIndex, "codelangs": runCodeLangs, "codego": runCodeGo,
 	}
 	for _, f := range append(slices.Clone(Families), ExtraFamilies...) {
 		if !sel[f] {

@@ -27,7 +27,8 @@ func benchCmd() *command {
 			"(MetaQA, FB15k-237 questions, codeloc, LoCoMo; with --code-src, also\n" +
 			"codeindex: kgctx index of the codeloc repositories against an Aider-style\n" +
 			"repo map; --sets codelangs asks the same of three Python and three TypeScript\n" +
-			"repositories) against baselines; cluster\n" +
+			"repositories, --sets codego of nats.go, each from its history) against\n" +
+			"baselines; cluster\n" +
 			"measures write throughput and block latency of kgctx serve alone, a cluster of\n" +
 			"one node and a cluster of three (processes on loopback) on FB15k-237, an org's\n" +
 			"move between shards under writes (--move-triplets), and with --upgrade-from OLD\n" +
@@ -50,7 +51,7 @@ func benchFlags(fs *flag.FlagSet) body {
 	memProfile := fs.String("memprofile", "", "write a heap profile taken at the end of the run, store still open, to this file")
 	var sets stringsFlag
 	fs.Var(&sets, "sets", "relevance: families to run, comma-separated (default: "+strings.Join(relevance.Families, ",")+"; also "+strings.Join(relevance.ExtraFamilies, ",")+")")
-	codeSrc := fs.String("code-src", "", "relevance: folder of the codeloc repositories' git repositories (DIR/cobra, DIR/chi, DIR/cli, DIR/mux, DIR/zerolog), and for --sets codelangs the CodeSets' (DIR/click, DIR/starlette, DIR/rich, DIR/got, DIR/immer, DIR/vue); given, a run without --sets adds the codeindex set")
+	codeSrc := fs.String("code-src", "", "relevance: folder of the codeloc repositories' git repositories (DIR/cobra, DIR/chi, DIR/cli, DIR/mux, DIR/zerolog), for --sets codelangs the CodeSets' (DIR/click, DIR/starlette, DIR/rich, DIR/got, DIR/immer, DIR/vue), for --sets codego the GoSets' (DIR/nats: nats-io/nats.go); given, a run without --sets adds the codeindex set")
 	src := fs.String("src", "", "code: the Go module to index (default: the current directory)")
 	questions := fs.Int("questions", relevance.DefaultQuestions, "relevance: questions sampled per set and hop (0: all)")
 	seed := fs.Uint64("seed", 1, "relevance: seed of the samples and of the generated questions' wording")
