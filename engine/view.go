@@ -57,7 +57,7 @@ func (v *View) Edge(e uint32) EdgeInfo {
 func (v *View) EdgeLive(e uint32) bool { return int(e) < len(v.g.edges) && v.g.edges[e].live }
 
 // NodeWeight is node n's EMA weight.
-func (v *View) NodeWeight(n uint32) float64 { return v.g.nodeW[n] }
+func (v *View) NodeWeight(n uint32) float64 { return v.g.nodeWeight(n) }
 
 // NodeName is node n's display name.
 func (v *View) NodeName(n uint32) string { return v.g.nodes[n].name }
