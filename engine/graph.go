@@ -25,7 +25,11 @@ type graph struct {
 	// walk reads the weight of every far end it scores, and a set bit
 	// answers without reading nodeW (View.NodeWeight).
 	plainW []uint64
-	edges  []edgeRec // by edge id
+	// liveW has bit i set when nodes[i].live: a block asks whether its
+	// seeds and the nodes it names are live, and a node's record is a
+	// cache miss (View.Live).
+	liveW []uint64
+	edges []edgeRec // by edge id
 
 	out, in []*roaring.Bitmap // by dense id: incident edge ids; nil when empty
 
@@ -238,6 +242,9 @@ func (g *graph) growNodes(n uint32) {
 		pw := make([]uint64, len(g.plainW), (c+63)/64)
 		copy(pw, g.plainW)
 		g.plainW = pw
+		lw := make([]uint64, len(g.liveW), (c+63)/64)
+		copy(lw, g.liveW)
+		g.liveW = lw
 		nr := make([]atomic.Pointer[[]Incident], len(g.ranked), c)
 		for i := range g.ranked {
 			nr[i].Store(g.ranked[i].Load())
@@ -247,6 +254,7 @@ func (g *graph) growNodes(n uint32) {
 	g.nodes = g.nodes[:n]
 	g.nodeW = g.nodeW[:n]
 	g.plainW = g.plainW[:(n+63)/64] // new slots: clear (weight 0, not live)
+	g.liveW = g.liveW[:(n+63)/64]
 	g.out = g.out[:n]
 	g.in = g.in[:n]
 	g.ranked = g.ranked[:n]
@@ -283,6 +291,7 @@ func (g *graph) putNode(id uint32, rec nodeRec) {
 	}
 	rec.live = true
 	g.nodes[id] = rec
+	g.liveW[id>>6] |= 1 << (id & 63)
 	g.setNodeW(id, rec.weight)
 	if newName {
 		g.byName.insert(hashName(rec.tenant, rec.norm), id, g.nameHashOf)
@@ -350,6 +359,7 @@ func (g *graph) removeNode(id uint32) {
 	g.out[id], g.in[id] = nil, nil
 	g.ranked[id].Store(nil)
 	*n = nodeRec{}
+	g.liveW[id>>6] &^= 1 << (id & 63)
 	g.setNodeW(id, 0)
 	g.liveNodes--
 }

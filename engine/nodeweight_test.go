@@ -9,6 +9,7 @@ import (
 // plainW bit and any other from nodeW; it equals the node record's weight
 // through a move away from the default, a move back onto it exactly, a
 // delete, and a reopen (the oracle is View.Node, which reads the record).
+// View.Live, read from liveW, follows the delete.
 func TestNodeWeightMirror(t *testing.T) {
 	s, dir := openTest(t, nil)
 	ctx := context.Background()
@@ -21,6 +22,9 @@ func TestNodeWeightMirror(t *testing.T) {
 				n, ok := v.Lookup(tn, name)
 				if !ok {
 					t.Fatalf("%s: %s not found", when, name)
+				}
+				if !v.Live(n) {
+					t.Errorf("%s: %s is not live", when, name)
 				}
 				if got, rec := v.NodeWeight(n), v.Node(n).Weight; got != w || rec != w {
 					t.Errorf("%s: %s weighs %v (record %v), want %v", when, name, got, rec, w)
@@ -54,8 +58,11 @@ func TestNodeWeightMirror(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.View(func(v *View) error {
-		if w := v.NodeWeight(cn); w != 0 {
-			t.Errorf("deleted node weighs %v, want 0", w)
+		if w := v.NodeWeight(cn); w != 0 || v.Live(cn) {
+			t.Errorf("deleted node weighs %v, live %v; want 0, false", w, v.Live(cn))
+		}
+		if v.Live(uint32(v.NodeCap())) {
+			t.Error("an id past the nodes is live")
 		}
 		return nil
 	})

@@ -29,7 +29,9 @@ func (v *View) NodeCount() int { return v.g.liveNodes }
 func (v *View) EdgeCount() int { return v.g.liveEdges }
 
 // Live reports whether dense id n is a live node.
-func (v *View) Live(n uint32) bool { return int(n) < len(v.g.nodes) && v.g.nodes[n].live }
+func (v *View) Live(n uint32) bool {
+	return int(n) < len(v.g.nodes) && v.g.liveW[n>>6]&(1<<(n&63)) != 0
+}
 
 // Out and In return node n's outgoing and incoming edge ids (nil if none).
 func (v *View) Out(n uint32) *roaring.Bitmap { return v.g.out[n] }
