@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compares the graph blocks two revisions compose over the same store, byte
 # for byte: a performance change must not change any block. Builds
-# scripts/lib/blockdump into an export of each revision (committed trees;
+# bench/blockdump into an export of each revision (committed trees;
 # the dump program is copied from this checkout, so OLD may predate it),
 # runs each over DATA in turn (no server may hold it) and compares the
 # outputs, which hold every block's text, triplets and score parts
@@ -32,7 +32,7 @@ for side in old new; do
 	rev=${!side}
 	mkdir -p "$tmp/$side/src/cmd/blockdump"
 	git archive "$rev" | tar -x -C "$tmp/$side/src"
-	cp scripts/lib/blockdump/main.go "$tmp/$side/src/cmd/blockdump/main.go"
+	cp bench/blockdump/main.go "$tmp/$side/src/cmd/blockdump/main.go"
 	sed -i '/^\/\/go:build ignore$/d' "$tmp/$side/src/cmd/blockdump/main.go"
 	(cd "$tmp/$side/src" && go build -o "$tmp/$side/blockdump" ./cmd/blockdump)
 done
