@@ -46,7 +46,7 @@ func (s *Store) Check() error {
 		}
 	}
 	g := s.g
-	if len(g.out) != len(g.nodes) || len(g.in) != len(g.nodes) || len(g.nodeW) != len(g.nodes) || len(g.ranked) != len(g.nodes) {
+	if len(g.out) != len(g.nodes) || len(g.in) != len(g.nodes) || len(g.nodeW) != len(g.nodes) || len(g.plainW) != (len(g.nodes)+63)/64 || len(g.liveW) != len(g.plainW) || len(g.ranked) != len(g.nodes) {
 		bad("adjacency arrays have %d/%d slots for %d nodes", len(g.out), len(g.in), len(g.nodes))
 		return errors.Join(errs...)
 	}
@@ -54,6 +54,9 @@ func (s *Store) Check() error {
 	for id := range g.nodes {
 		n := &g.nodes[id]
 		d := uint32(id)
+		if bit := g.liveW[d>>6]&(1<<(d&63)) != 0; bit != n.live {
+			bad("node %d live bit %v, record live %v", d, bit, n.live)
+		}
 		if !n.live {
 			if !g.deletedNodes.Contains(d) {
 				bad("node %d is not live but not in the deleted bitmap", d)
@@ -86,6 +89,9 @@ func (s *Store) Check() error {
 		}
 		if g.nodeW[d] != n.weight {
 			bad("node %d weight mirror %v differs from its record's %v", d, g.nodeW[d], n.weight)
+		}
+		if plain := g.plainW[d>>6]&(1<<(d&63)) != 0; plain != (n.weight == DefaultWeight) {
+			bad("node %d default-weight bit %v, weight %v", d, plain, n.weight)
 		}
 		if n.norm != nameKeyOf(n.name, n.exact) {
 			bad("node %d normalised name is stale", d)

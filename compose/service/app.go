@@ -104,6 +104,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	// The indexes load their HNSW graphs while the store loads its graph:
 	// on a 2-core machine this halves the time to reopen a large store.
 	loaded := false
+	// Loading reads every table of the store: its pages leave the
+	// resident set as the load goes, so that the process never holds the
+	// whole store beside its heap (package resident).
+	stopDrop := func() {}
+	if !cfg.InMemory {
+		stopDrop = resident.DropMappedWhile(log, storeDir, time.Second, ".sst")
+	}
 	st, err := engine.Open(storeDir, &engine.Options{InMemory: cfg.InMemory, SyncWrites: cfg.SyncWrites,
 		Vectorizer: index.NewVectorizer(emb), Logger: log,
 		WhileLoading: func(st *engine.Store) error {
@@ -113,6 +120,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 			loaded = true
 			return nil
 		}})
+	stopDrop()
 	if err != nil {
 		if loaded {
 			ix.Close()

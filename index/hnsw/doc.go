@@ -17,6 +17,12 @@
 // at the same recall (0.985); SIFT-5k ef 32: recall 0.976 at 30 µs, ef 64:
 // 0.993 at 51 µs (`kgctx bench hnsw`, 2-core machine, see bench/README.md).
 //
+// The exact vectors are kept whole (Dim float32 a node) or, under
+// Options.Sparse, as the mask of their nonzero components and those values,
+// restored whole into a scratch vector before each exact distance, so the
+// two layouts give the same results to the bit; kgctx uses the sparse one
+// for its lexical embedder, whose vectors are mostly zeros.
+//
 // # What it owns
 //
 // A Graph owns the vectors (copied in on Add, L2-normalised under Cosine),

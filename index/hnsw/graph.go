@@ -22,6 +22,10 @@ type Graph struct {
 	rstride int // bytes per quantised record
 	mult    float64
 	dist    func(a, b []float32) float32
+	sparse  int // Options.Sparse: nonzeros kept in a slot; 0 = dense layout
+	// maskWords is the uint64 words of a sparse slot's mask of nonzeros.
+	maskWords int
+	zero      []float32 // Dim zeros: a tombstone's vector
 
 	dir    atomic.Pointer[directory]
 	growMu sync.Mutex
@@ -78,14 +82,17 @@ func New(opts Options) (*Graph, error) {
 	}
 	o := opts.withDefaults()
 	g := &Graph{
-		opts:    o,
-		dim:     o.Dim,
-		m:       o.M,
-		m0:      2 * o.M,
-		stride0: 1 + 2*o.M,
-		strideU: 1 + o.M,
-		mult:    levelMult(o.M),
-		rng:     rand.New(rand.NewPCG(uint64(o.Seed), 0x9e3779b97f4a7c15)),
+		opts:      o,
+		dim:       o.Dim,
+		m:         o.M,
+		m0:        2 * o.M,
+		stride0:   1 + 2*o.M,
+		strideU:   1 + o.M,
+		mult:      levelMult(o.M),
+		sparse:    o.Sparse,
+		maskWords: (o.Dim + 63) / 64,
+		zero:      make([]float32, o.Dim),
+		rng:       rand.New(rand.NewPCG(uint64(o.Seed), 0x9e3779b97f4a7c15)),
 	}
 	g.qdim, g.rstride = recordSizes(o.Dim, o.Metric)
 	if o.Metric == L2 {
@@ -115,15 +122,20 @@ func (g *Graph) Contains(id uint32) bool {
 }
 
 // Vector returns a read-only view of id's stored vector (L2-normalised under
-// Cosine), or nil if id is not live. The view aliases the graph's storage: it
-// stays valid until id is re-added (which rewrites the slot in place), and
-// must never be modified.
+// Cosine), or nil if id is not live. In the dense layout the view aliases
+// the graph's storage: it stays valid until id is re-added (which rewrites
+// the slot in place), and must never be modified. Under Options.Sparse it
+// is a copy (or, for a vector kept whole, a view as above).
 func (g *Graph) Vector(id uint32) []float32 {
 	ch := g.dir.Load().chunkOf(id)
 	if ch == nil || !isLive(ch.state[id&chunkMask].Load()) {
 		return nil
 	}
-	return g.vec(ch, id&chunkMask)
+	var buf []float32
+	if g.sparse > 0 {
+		buf = make([]float32, g.dim)
+	}
+	return g.vec(buf, ch, id&chunkMask)
 }
 
 const entryValid = uint64(1) << 63

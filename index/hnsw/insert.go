@@ -73,7 +73,7 @@ func (g *Graph) insert(s *scratch, id uint32, v []float32, level int) {
 // present (not yet linked). The slot is either fresh (nobody can reach it)
 // or slotMu is held exclusively.
 func (g *Graph) fillSlot(ch *chunk, slot uint32, v []float32, level int) {
-	copy(g.vec(ch, slot), v)
+	g.setVec(ch, slot, v)
 	quantize(g.recBytes(ch, slot), v, g.opts.Metric)
 	if level > 0 {
 		need := level * g.strideU

@@ -297,6 +297,7 @@ func mergeOptions(opts, stored Options) (Options, error) {
 	if opts.ExactCutoff != 0 {
 		o.ExactCutoff = opts.ExactCutoff
 	}
+	o.Sparse = opts.Sparse // the layout in memory: the caller's, never stored
 	if opts.Seed != 0 {
 		o.Seed = opts.Seed
 	}
@@ -321,7 +322,7 @@ func (g *Graph) loadRecord(s *scratch, id uint32, data []byte, vector func(uint3
 		if len(r.b) != 0 {
 			return fmt.Errorf("trailing bytes: %w", ErrCorrupt)
 		}
-		g.fillSlot(ch, slot, g.vec(ch, slot), level) // vector stays zero
+		g.fillSlot(ch, slot, g.zero, level) // vector stays zero
 		ch.state[slot].Store(stPresent | stLinked | stDeleted | uint32(level))
 		g.tombstones.Add(1)
 		return nil
@@ -332,7 +333,7 @@ func (g *Graph) loadRecord(s *scratch, id uint32, data []byte, vector func(uint3
 		// this record was saved, and the deletion waits in the store's
 		// change log, replayed after the load. Loaded as a tombstone, as
 		// that replay would leave it.
-		g.fillSlot(ch, slot, g.vec(ch, slot), level)
+		g.fillSlot(ch, slot, g.zero, level)
 		ch.state[slot].Store(stPresent | stLinked | stDeleted | uint32(level))
 		g.tombstones.Add(1)
 		return nil

@@ -42,6 +42,8 @@ type scratch struct {
 
 	iter roaring.ManyIntIterator
 	ibuf [256]uint32
+
+	vec []float32 // a vector restored from the sparse layout (vbuf)
 }
 
 func (g *Graph) getScratch() *scratch {
@@ -160,17 +162,17 @@ func (g *Graph) rerank(s *scratch, d *directory, dst []Result, q []float32, k in
 	for i := range s.res {
 		it := s.res.at(i)
 		w = append(w, it)
-		ptrs = append(ptrs, unsafe.Pointer(&d.chunkOf(it.id).vecs[int(it.id&chunkMask)*g.dim]))
+		ptrs = append(ptrs, g.vecAddr(d.chunkOf(it.id), it.id&chunkMask))
 		if len(ptrs) == cap(ptrs) {
-			prefetchAll(ptrs, 4*g.dim)
+			prefetchAll(ptrs, g.vecBytes())
 			ptrs = ptrs[:0]
 		}
 	}
-	prefetchAll(ptrs, 4*g.dim)
+	prefetchAll(ptrs, g.vecBytes())
 	s.nbPtrs = ptrs[:0]
 	s.res = s.res[:0]
 	for _, it := range w {
-		it.d = g.dist(q, g.vec(d.chunkOf(it.id), it.id&chunkMask))
+		it.d = g.dist(q, g.vec(s.vbuf(g.dim), d.chunkOf(it.id), it.id&chunkMask))
 		if len(s.res) < k {
 			s.res.push(it)
 		} else if it.less(s.res.top()) {
@@ -384,7 +386,7 @@ func (g *Graph) exact(s *scratch, dst []Result, q []float32, k int, allow *roari
 	s.res = s.res[:0]
 	d := g.dir.Load()
 	consider := func(ch *chunk, id uint32) {
-		dd := g.dist(q, g.vec(ch, id&chunkMask))
+		dd := g.dist(q, g.vec(s.vbuf(g.dim), ch, id&chunkMask))
 		it := item{dd, id}
 		if len(s.res) < k {
 			s.res.push(it)
@@ -435,4 +437,12 @@ func (g *Graph) exact(s *scratch, dst []Result, q []float32, k int, allow *roari
 		dst[i] = Result{ID: it.id, Distance: it.d}
 	}
 	return dst
+}
+
+// vbuf returns s's buffer for a vector restored from the sparse layout.
+func (s *scratch) vbuf(dim int) []float32 {
+	if cap(s.vec) < dim {
+		s.vec = make([]float32, dim)
+	}
+	return s.vec[:dim]
 }

@@ -1,6 +1,9 @@
 package hnsw
 
 import (
+	"math"
+	"math/bits"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -46,8 +49,18 @@ func isLive(st uint32) bool { return st&(stPresent|stLinked|stDeleted) == stPres
 type chunk struct {
 	// vecs holds chunkSize vectors of Dim float32, slot-major. A slot's
 	// vector is written before the node is published and rewritten only
-	// under Graph.slotMu held exclusively.
+	// under Graph.slotMu held exclusively. Nil under Options.Sparse.
 	vecs []float32
+
+	// Under Options.Sparse (K = Graph.sparse), the same protocol: the bits
+	// of spMask[slot*W:] (W = Graph.maskWords) mark the vector's nonzero
+	// components and spVal[slot*K:] holds their values in index order; a
+	// vector of more than K nonzeros is kept whole in whole[slot], its
+	// mask all ones. A component is zero when its bits are (a -0 is kept),
+	// so the vector restored is the one stored.
+	spMask []uint64
+	spVal  []float32
+	whole  atomic.Pointer[[chunkSize][]float32] // allocated at the first whole vector
 
 	// qv holds the quantised traversal records (quant.go), stride
 	// Graph.rstride, under the same protocol as vecs.
@@ -131,11 +144,17 @@ func (g *Graph) ensureChunk(id uint32) *chunk {
 	copy(nd.chunks, d.chunks)
 	copy(nd.recs, d.recs)
 	ch := &chunk{
-		vecs: make([]float32, chunkSize*g.dim),
-		l0:   make([]uint32, chunkSize*g.stride0),
-		qv:   make([]byte, chunkSize*g.rstride),
+		l0: make([]uint32, chunkSize*g.stride0),
+		qv: make([]byte, chunkSize*g.rstride),
 	}
-	adviseHuge(unsafe.Pointer(unsafe.SliceData(ch.vecs)), uintptr(len(ch.vecs))*4)
+	if g.sparse > 0 {
+		ch.spMask = make([]uint64, chunkSize*g.maskWords)
+		ch.spVal = make([]float32, chunkSize*g.sparse)
+		adviseHuge(unsafe.Pointer(unsafe.SliceData(ch.spVal)), uintptr(len(ch.spVal))*4)
+	} else {
+		ch.vecs = make([]float32, chunkSize*g.dim)
+		adviseHuge(unsafe.Pointer(unsafe.SliceData(ch.vecs)), uintptr(len(ch.vecs))*4)
+	}
 	adviseHuge(unsafe.Pointer(unsafe.SliceData(ch.l0)), uintptr(len(ch.l0))*4)
 	adviseHuge(unsafe.Pointer(unsafe.SliceData(ch.qv)), uintptr(len(ch.qv)))
 	nd.chunks[ci] = ch
@@ -144,10 +163,98 @@ func (g *Graph) ensureChunk(id uint32) *chunk {
 	return ch
 }
 
-// vec returns the vector in slot of ch.
-func (g *Graph) vec(ch *chunk, slot uint32) []float32 {
-	o := int(slot) * g.dim
-	return ch.vecs[o : o+g.dim : o+g.dim]
+// vec returns the vector in slot of ch: a view of the dense layout's
+// storage, or under Options.Sparse the vector restored into buf (Dim
+// long), or a view of a vector kept whole.
+func (g *Graph) vec(buf []float32, ch *chunk, slot uint32) []float32 {
+	if g.sparse == 0 {
+		o := int(slot) * g.dim
+		return ch.vecs[o : o+g.dim : o+g.dim]
+	}
+	mask := ch.spMask[int(slot)*g.maskWords : int(slot+1)*g.maskWords]
+	if g.whole(mask) {
+		return ch.whole.Load()[slot]
+	}
+	buf = buf[:g.dim]
+	clear(buf)
+	val := ch.spVal[int(slot)*g.sparse : int(slot+1)*g.sparse]
+	j := 0
+	for w, m := range mask {
+		for m != 0 {
+			buf[w<<6+bits.TrailingZeros64(m)] = val[j]
+			j++
+			m &= m - 1
+		}
+	}
+	return buf
+}
+
+// whole reports whether a slot's mask says its vector is kept whole.
+func (g *Graph) whole(mask []uint64) bool {
+	n := 0
+	for _, m := range mask {
+		n += bits.OnesCount64(m)
+	}
+	return n > g.sparse
+}
+
+// setVec stores v as slot's vector. The slot is fresh or slotMu is held
+// exclusively (see chunk.vecs).
+func (g *Graph) setVec(ch *chunk, slot uint32, v []float32) {
+	if g.sparse == 0 {
+		copy(g.vec(nil, ch, slot), v)
+		return
+	}
+	mask := ch.spMask[int(slot)*g.maskWords : int(slot+1)*g.maskWords]
+	clear(mask)
+	n := 0
+	for i, x := range v {
+		if math.Float32bits(x) != 0 {
+			mask[i>>6] |= 1 << (i & 63)
+			n++
+		}
+	}
+	if w := ch.whole.Load(); w != nil {
+		w[slot] = nil
+	}
+	if n > g.sparse {
+		w := ch.whole.Load()
+		if w == nil {
+			ch.whole.CompareAndSwap(nil, new([chunkSize][]float32))
+			w = ch.whole.Load()
+		}
+		w[slot] = slices.Clone(v)
+		for i := range mask {
+			mask[i] = ^uint64(0)
+		}
+		return
+	}
+	val := ch.spVal[int(slot)*g.sparse : int(slot+1)*g.sparse]
+	j := 0
+	for _, x := range v {
+		if math.Float32bits(x) != 0 {
+			val[j] = x
+			j++
+		}
+	}
+}
+
+// vecAddr is the address of the memory slot's vector is read from (what
+// rerank prefetches, vecBytes long): the dense vector, or the sparse
+// layout's values.
+func (g *Graph) vecAddr(ch *chunk, slot uint32) unsafe.Pointer {
+	if g.sparse == 0 {
+		return unsafe.Pointer(&ch.vecs[int(slot)*g.dim])
+	}
+	return unsafe.Pointer(&ch.spVal[int(slot)*g.sparse])
+}
+
+// vecBytes is the length of what vecAddr points at.
+func (g *Graph) vecBytes() int {
+	if g.sparse == 0 {
+		return 4 * g.dim
+	}
+	return 4 * g.sparse
 }
 
 // links returns the [count, ids...] window of slot's list on layer l. The

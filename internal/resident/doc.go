@@ -12,6 +12,9 @@
 // page cache, from which the pages read later come back at the cost of a
 // minor fault; nothing is written or lost (the mappings are of files, and
 // Badger's tables are read-only).
+// DropMappedWhile does so every interval while a store loads, so that
+// the pages behind the load leave as it goes and the resident set never
+// holds the whole store beside the heap.
 //
 // Its Go heap is the other part: TuneGC bounds the garbage the collector
 // lets pile up beside a large live heap (Headroom), where Go's default
@@ -20,7 +23,8 @@
 // # Concurrency
 //
 // DropMapped is safe for concurrent use and with readers of the mappings:
-// a page read after it is faulted in again. TuneGC starts one tuner per
+// a page read after it is faulted in again. DropMappedWhile runs one
+// goroutine, which its stop ends (stop waits for it). TuneGC starts one tuner per
 // process, whoever calls it.
 //
 // # Memory ownership

@@ -3,11 +3,14 @@
 package resident
 
 import (
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -86,5 +89,52 @@ func TestDropMapped(t *testing.T) {
 	}
 	if n, err := DropMapped(dir, ".vlog"); err != nil || n != 0 {
 		t.Errorf("a suffix no mapping has: %d bytes, %v", n, err)
+	}
+}
+
+// DropMappedWhile drops the folder's mapped pages at each tick while the
+// load goes on, and once more when stopped.
+func TestDropMappedWhile(t *testing.T) {
+	const size = 64 << 20
+	dir := t.TempDir()
+	path := filepath.Join(dir, "000001.sst")
+	if err := os.WriteFile(path, make([]byte, size), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	read := func() {
+		for i := 0; i < size; i += 4096 {
+			sink += int(m[i])
+		}
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// Ticking: the pages read leave without a stop.
+	read()
+	before := rssFileKB(t)
+	stop := DropMappedWhile(log, dir, 10*time.Millisecond, ".sst")
+	deadline := time.Now().Add(5 * time.Second)
+	for before-rssFileKB(t) < size/1024*3/4 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if after := rssFileKB(t); before-after < size/1024*3/4 {
+		t.Errorf("RssFile %d -> %d KiB while ticking: the pages stayed", before, after)
+	}
+	stop()
+	stop() // a second stop is harmless
+	// Stopped before its first tick: the stop drops once more.
+	read()
+	before = rssFileKB(t)
+	DropMappedWhile(log, dir, time.Hour, ".sst")()
+	if after := rssFileKB(t); before-after < size/1024*3/4 {
+		t.Errorf("RssFile %d -> %d KiB after stop: the last drop did not run", before, after)
 	}
 }
