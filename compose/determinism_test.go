@@ -132,3 +132,33 @@ func TestBlocksIndependentOfImportParallelism(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryKnowsNoRelationshipMatches: a query that matches no
+// relationship of a small vocabulary says so with an empty MatchedRels,
+// never nil (unknown), whether its scratch is fresh or held another
+// query's matches: nil made the walk scan a hub's edges sixteen times
+// further, so the same query got other candidates right after a
+// collection emptied the pool (FB15k: 4,395 against 4,334).
+func TestQueryKnowsNoRelationshipMatches(t *testing.T) {
+	e := newEnv(t)
+	e.load(t, tenA, architecture()...)
+	err := e.st.View(func(v *engine.View) error {
+		sc := &queryScratch{}
+		for _, q := range []string{"AuthService timeout", "what calls AuthService", "AuthService timeout"} {
+			bq := e.c.buildQuery(v, q, sc)
+			if bq == nil {
+				t.Fatalf("%q: no query", q)
+			}
+			if bq.MatchedRels == nil {
+				t.Errorf("%q: MatchedRels nil (unknown) over %d relationships", q, v.RelCount())
+			}
+			if want := strings.Contains(q, "calls"); (len(bq.MatchedRels) > 0) != want {
+				t.Errorf("%q: MatchedRels %v", q, bq.MatchedRels)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -208,7 +208,12 @@ func (c *Composer) buildQuery(v *engine.View, q string, sc *queryScratch) *trave
 	stamp := sc.stamp
 	// The relationships the query matches, when they are few enough to
 	// check them all: hubs offer their edges beyond the scanned prefix.
+	// Known and none is an empty list, never nil (unknown), whatever the
+	// scratch held before: nil makes the walk scan hubs further.
 	sc.q.MatchedRels = sc.q.MatchedRels[:0]
+	if sc.q.MatchedRels == nil {
+		sc.q.MatchedRels = make([]uint32, 0, 8)
+	}
 	if n := v.RelCount(); n <= maxRelsChecked {
 		for r := range uint32(n) {
 			if sc.words.mask(c.relStems.get(r, v.RelName)) != 0 {

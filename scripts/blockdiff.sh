@@ -45,15 +45,7 @@ if cmp -s "$tmp/old.jsonl" "$tmp/new.jsonl"; then
 	echo "ok: $blocks blocks identical ($(sha256sum <"$tmp/new.jsonl" | cut -c1-16))"
 	exit 0
 fi
-# The candidate count alone varies from run to run, even between two runs
-# of one build (bench/README.md, issue 22 item 7): compare without it.
-strip() { sed -E 's/"candidates":[0-9]+,?//' "$1"; }
-if cmp -s <(strip "$tmp/old.jsonl") <(strip "$tmp/new.jsonl"); then
-	n=$(diff "$tmp/old.jsonl" "$tmp/new.jsonl" | grep -c '^<' || true)
-	echo "ok: $blocks blocks identical but for the candidate count of $n (it varies between runs of one build)"
-	exit 0
-fi
-line=$(cmp <(strip "$tmp/old.jsonl") <(strip "$tmp/new.jsonl") | sed -n 's/.* line \([0-9]*\).*/\1/p')
+line=$(cmp "$tmp/old.jsonl" "$tmp/new.jsonl" | sed -n 's/.* line \([0-9]*\).*/\1/p')
 echo "DIFFERENT: first at block ${line:-?} of $blocks"
 diff <(sed -n "${line:-1}p" "$tmp/old.jsonl" | tr ',' '\n') <(sed -n "${line:-1}p" "$tmp/new.jsonl" | tr ',' '\n') | head -40
 exit 1
