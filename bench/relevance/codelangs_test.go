@@ -50,25 +50,7 @@ diff --git a/new.py b/new.py
 // TestBuildCodeSet builds a set from a small git history and checks the
 // gold against what each commit changed.
 func TestBuildCodeSet(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	repo := t.TempDir()
-	run := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.email=a@b", "-c", "user.name=a"}, args...)...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	write := func(p, s string) {
-		full := filepath.Join(repo, p)
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	repo, run, write := gitRepo(t)
 	run("init", "-q")
 	write("pkg/core.py", "def a():\n    return 1\n\n\ndef b():\n    return 2\n\n\nclass C:\n    def m(self):\n        return 3\n")
 	write("README.md", "x\n")
@@ -118,25 +100,7 @@ func TestBuildCodeSet(t *testing.T) {
 // function and a changed method (pointer receiver) are gold by their
 // graph names, a test file's change is not.
 func TestBuildCodeSetGo(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	repo := t.TempDir()
-	run := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.email=a@b", "-c", "user.name=a"}, args...)...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	write := func(p, s string) {
-		full := filepath.Join(repo, p)
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	repo, run, write := gitRepo(t)
 	src := func(a, m string) string {
 		return "package toy\n\nfunc A() int {\n\treturn " + a + "\n}\n\ntype C struct{}\n\nfunc (c *C) M() int {\n\treturn " + m + "\n}\n"
 	}
@@ -222,4 +186,34 @@ func TestRepoMapTagsOtherLanguages(t *testing.T) {
 			t.Errorf("definitions %v lack %s", defs, want)
 		}
 	}
+}
+
+// gitRepo makes an empty folder for a git history (skipping without git):
+// run runs git in it, write writes a file of it.
+func gitRepo(t *testing.T) (repo string, run func(args ...string) string, write func(p, s string)) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	repo = t.TempDir()
+	run = func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.email=a@b", "-c", "user.name=a"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write = func(p, s string) {
+		t.Helper()
+		full := filepath.Join(repo, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return repo, run, write
 }

@@ -47,22 +47,8 @@ func TestDropMapped(t *testing.T) {
 		for i := range data {
 			data[i] = byte(i % 251)
 		}
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		m, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { unix.Munmap(m) })
-		for i := 0; i < size; i += 4096 {
-			sink += int(m[i])
-		}
+		m := mapFile(t, path, data)
+		touch(m)
 		return m
 	}
 	m := mapRead(filepath.Join(dir, "000001.sst"))
@@ -98,24 +84,8 @@ func TestDropMappedWhile(t *testing.T) {
 	const size = 64 << 20
 	dir := t.TempDir()
 	path := filepath.Join(dir, "000001.sst")
-	if err := os.WriteFile(path, make([]byte, size), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Munmap(m)
-	read := func() {
-		for i := 0; i < size; i += 4096 {
-			sink += int(m[i])
-		}
-	}
+	m := mapFile(t, path, make([]byte, size))
+	read := func() { touch(m) }
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// Ticking: the pages read leave without a stop.
 	read()
@@ -136,5 +106,32 @@ func TestDropMappedWhile(t *testing.T) {
 	DropMappedWhile(log, dir, time.Hour, ".sst")()
 	if after := rssFileKB(t); before-after < size/1024*3/4 {
 		t.Errorf("RssFile %d -> %d KiB after stop: the last drop did not run", before, after)
+	}
+}
+
+// mapFile writes data to path and maps the file read-only and shared,
+// unmapped when the test ends.
+func mapFile(t *testing.T, path string, data []byte) []byte {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := unix.Mmap(int(f.Fd()), 0, len(data), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Munmap(m) })
+	return m
+}
+
+// touch reads a byte of every page of m, so that its pages are resident.
+func touch(m []byte) {
+	for i := 0; i < len(m); i += 4096 {
+		sink += int(m[i])
 	}
 }
