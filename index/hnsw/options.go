@@ -129,7 +129,7 @@ func (o *Options) Validate() error {
 	case o.ExactCutoff < 0:
 		return fmt.Errorf("ExactCutoff %d must not be negative: %w", o.ExactCutoff, ErrInvalidOptions)
 	case o.Sparse < 0 || o.Sparse > o.Dim || o.Sparse > 0 && o.Dim > maxSparseDim:
-		return fmt.Errorf("Sparse %d must be 0 or in [1, Dim] with Dim <= %d: %w", o.Sparse, maxSparseDim, ErrInvalidOptions)
+		return fmt.Errorf("option Sparse %d must be 0 or in [1, Dim] with Dim <= %d: %w", o.Sparse, maxSparseDim, ErrInvalidOptions)
 	}
 	return nil
 }
