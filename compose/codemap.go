@@ -33,9 +33,10 @@ import (
 // within a file. A file can be listed alone, its path without symbols:
 // where a hit past the seeds lives (fileEntries), or a file node the walk
 // reached, unless it is one of several files its package contains (that
-// says only that the package has files; render's addMap). Paths and signatures are untrusted text: they go through
-// the line builder (sanitised, folded to one line, a file line's leading
-// block or list marker escaped), so the map adds no heading or list item.
+// says only that the package has files; render's addMap). Paths and
+// signatures are untrusted text: they go through the line builder
+// (sanitised, folded to one line, a file line's leading block or list
+// marker escaped), so the map adds no heading or list item.
 
 // CodeMapHeader starts a block's code map.
 const CodeMapHeader = "## Code Map"
@@ -74,8 +75,8 @@ func seedEntries(v *engine.View, seeds []traverse.Seed, cands []traverse.Candida
 // shell's completion file), and a path line says where more of what the
 // query names lives for a few code points, where the runner-up's
 // signature would cost a line. The file is the node of the runner-up's
-// location's path that holds an edge to it (a code indexer's `defines`);
-// its edge id counts down from below the seed entries'.
+// tenant named by its location's path (a code indexer's file node); its
+// edge id counts down from below the seed entries'.
 func fileEntries(v *engine.View, runners []seedScore, cands []traverse.Candidate) []traverse.Candidate {
 	for i, s := range runners {
 		if s.name <= 0 || !(s.score > 0) {
@@ -85,14 +86,8 @@ func fileEntries(v *engine.View, runners []seedScore, cands []traverse.Candidate
 		if !ok || v.NodeName(s.node) == loc.File {
 			continue
 		}
-		file, found := uint32(0), false
-		it := v.In(s.node).Iterator()
-		for n := 0; n < maxFileEdges && it.HasNext() && !found; n++ {
-			if src := v.Edge(it.Next()).Src; v.NodeName(src) == loc.File {
-				file, found = src, true
-			}
-		}
-		if _, ok := v.NodeLocation(file); !found || !ok {
+		file, ok := v.Lookup(v.NodeTenant(s.node), loc.File)
+		if !ok || !fileNode(v, file) {
 			continue
 		}
 		σ := min(s.score, 1)
@@ -109,11 +104,6 @@ func fileNode(v *engine.View, n uint32) bool {
 	loc, ok := v.NodeLocation(n)
 	return ok && v.NodeName(n) == loc.File
 }
-
-// maxFileEdges bounds the incoming edges fileEntries reads to find a
-// runner-up's file: a symbol with more callers than that before its
-// file's edge lists no file.
-const maxFileEdges = 256
 
 // mapRels are the containment relationships whose candidates the code map
 // shows as the held node's entry (see above).

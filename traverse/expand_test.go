@@ -526,31 +526,14 @@ func TestAlikeReadsEnumerations(t *testing.T) {
 // and direction, though it matches no query word: an actor's one
 // nationality imported after seventy nominations.
 func TestAlikeOffersAHubsOnlyEdges(t *testing.T) {
-	s := openStore(t)
 	var in []engine.TripletInput
 	for i := range 70 {
 		in = append(in, engine.TripletInput{Source: "Ann", Relationship: "nominated_for", Target: fmt.Sprintf("Award%02d", i)})
 	}
 	in = append(in, engine.TripletInput{Source: "Ann", Relationship: "nationality", Target: "Land"})
-	if _, err := s.Import(context.Background(), ten, in, engine.ImportOptions{}); err != nil {
-		t.Fatal(err)
+	if without, with := hubOffers(t, in, "Ann", "Land", 64, func(*engine.View, uint32) uint64 { return 0 }); without || !with {
+		t.Fatalf("the hub's one nationality offered: %v without Alike, %v with (want false, true)", without, with)
 	}
-	_ = s.View(func(v *engine.View) error {
-		ann, _ := v.Lookup(ten, "Ann")
-		offered := func(alike float64) bool {
-			q := &Query{Weights: []float64{1, 1}, Alike: alike, Nodes: []NodeMask{{Node: ann, Mask: 1}}, Rel: func(uint32) uint64 { return 0 }}
-			for _, c := range Expand(v, []Seed{{ann, 1}}, Options{Query: q, Depth: 1, MaxFanout: 64}, nil) {
-				if v.NodeName(c.Dst) == "Land" {
-					return true
-				}
-			}
-			return false
-		}
-		if offered(0) || !offered(0.2) {
-			t.Fatalf("the hub's one nationality offered: %v without Alike, %v with (want false, true)", offered(0), offered(0.2))
-		}
-		return nil
-	})
 }
 
 // TestAlikeOffersAHubsOnlyEdgesPastTheMatchCap: a hub whose edges of one
@@ -559,38 +542,49 @@ func TestAlikeOffersAHubsOnlyEdges(t *testing.T) {
 // that explains the word too is offered anyway (a node has at most one
 // such edge per relationship and direction).
 func TestAlikeOffersAHubsOnlyEdgesPastTheMatchCap(t *testing.T) {
-	s := openStore(t)
 	const fanout = 4
 	var in []engine.TripletInput
 	for i := range fanout*maxMatchedFactor + 20 {
 		in = append(in, engine.TripletInput{Source: "Prize", Relationship: "award_nominee", Target: fmt.Sprintf("Film%03d", i)})
 	}
 	in = append(in, engine.TripletInput{Source: "Prize", Relationship: "award_category_of", Target: "Academy"})
+	award := func(v *engine.View, r uint32) uint64 {
+		if strings.HasPrefix(v.RelName(r), "award") {
+			return 2
+		}
+		return 0
+	}
+	if without, with := hubOffers(t, in, "Prize", "Academy", fanout, award); without || !with {
+		t.Fatalf("the hub's one category offered: %v without Alike, %v with (want false, true)", without, with)
+	}
+}
+
+// hubOffers imports in and walks one hop from hub (whose name matches the
+// query's first word; rel gives a relationship's mask) at fanout, without
+// and with Alike: whether an edge to target is offered.
+func hubOffers(t *testing.T, in []engine.TripletInput, hub, target string, fanout int, rel func(*engine.View, uint32) uint64) (without, with bool) {
+	t.Helper()
+	s := openStore(t)
 	if _, err := s.Import(context.Background(), ten, in, engine.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_ = s.View(func(v *engine.View) error {
-		prize, _ := v.Lookup(ten, "Prize")
-		rel := func(r uint32) uint64 {
-			if strings.HasPrefix(v.RelName(r), "award") {
-				return 2
-			}
-			return 0
+	err := s.View(func(v *engine.View) error {
+		h, ok := v.Lookup(ten, hub)
+		if !ok {
+			t.Fatalf("no node %s", hub)
 		}
 		offered := func(alike float64) bool {
-			q := &Query{Weights: []float64{1, 1}, Alike: alike, Nodes: []NodeMask{{Node: prize, Mask: 1}}, Rel: rel}
-			for _, c := range Expand(v, []Seed{{prize, 1}}, Options{Query: q, Depth: 1, MaxFanout: fanout}, nil) {
-				if v.NodeName(c.Dst) == "Academy" {
-					return true
-				}
-			}
-			return false
+			q := &Query{Weights: []float64{1, 1}, Alike: alike, Nodes: []NodeMask{{Node: h, Mask: 1}}, Rel: func(r uint32) uint64 { return rel(v, r) }}
+			return slices.ContainsFunc(Expand(v, []Seed{{h, 1}}, Options{Query: q, Depth: 1, MaxFanout: fanout}, nil),
+				func(c Candidate) bool { return v.NodeName(c.Dst) == target })
 		}
-		if offered(0) || !offered(0.2) {
-			t.Fatalf("the hub's one category offered: %v without Alike, %v with (want false, true)", offered(0), offered(0.2))
-		}
+		without, with = offered(0), offered(0.2)
 		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return without, with
 }
 
 // TestAlikeHubEnumerationAtTheSeed: at the seed too, an enumeration past

@@ -424,11 +424,10 @@ seeds:
 					// which the cap on the first does not hold back: a node
 					// has at most one per relationship and direction, and
 					// its hundred award nominations all explain "award".
-					one := alike > 0 && in.Alike == 1
-					if gain == 0 && !one || matched >= matchCap && !one {
-						continue
-					}
-					if !one {
+					if one := alike > 0 && in.Alike == 1; !one {
+						if gain == 0 || matched >= matchCap {
+							continue
+						}
 						matched++
 					}
 				}

@@ -294,21 +294,11 @@ func goFuncs(f, src string, names map[string]string) []funcSpan {
 		}
 		inFile := fd.Name.Name
 		if fd.Recv != nil && len(fd.Recv.List) > 0 {
-			t := fd.Recv.List[0].Type
-			if st, ok := t.(*ast.StarExpr); ok {
-				t = st.X
-			}
-			switch x := t.(type) {
-			case *ast.IndexExpr:
-				t = x.X
-			case *ast.IndexListExpr:
-				t = x.X
-			}
-			id, ok := t.(*ast.Ident)
-			if !ok {
+			recv := codeindex.ReceiverName(fd.Recv.List[0].Type)
+			if recv == "" {
 				continue
 			}
-			inFile = id.Name + "." + inFile
+			inFile = recv + "." + inFile
 		}
 		if name := names[inFile]; name != "" {
 			out = append(out, funcSpan{name: name, line: fset.Position(fd.Pos()).Line, end: fset.Position(fd.End()).Line})

@@ -319,7 +319,7 @@ func (fx *fileX) funcDecl(d *ast.FuncDecl) {
 	sig := funcSig(x.l.fset, d)
 	switch {
 	case d.Recv != nil && len(d.Recv.List) == 1:
-		recv := recvName(d.Recv.List[0].Type)
+		recv := ReceiverName(d.Recv.List[0].Type)
 		if recv == "" {
 			return
 		}
@@ -487,9 +487,10 @@ func calleeOf(fun ast.Expr, info *types.Info) *types.Func {
 	return fn.Origin()
 }
 
-// recvName is the receiver's type name (pointer and type parameters
-// dropped).
-func recvName(e ast.Expr) string {
+// ReceiverName is a method receiver's type name (pointer, parentheses and
+// type parameters dropped), "" when it names none: the Type of a node
+// named Type.Method.
+func ReceiverName(e ast.Expr) string {
 	for {
 		switch t := e.(type) {
 		case *ast.StarExpr:
