@@ -11,37 +11,40 @@ import (
 // setting rather than its answer: in a conversation the answer is the
 // reply recorded right after the matching turn ("What made you pick
 // it?" then the reason), in a work session the outcome comes after the
-// attempt. The best followTop hits therefore bring the observation
-// recorded next in the same session (the next dense id, same project,
-// same non-empty session id) with followShare of their score, unless it
-// is a hit already; the ranking then decides, like any other candidate.
-// Notes without a session id are independent: one added after another
-// is not its reply, and never rides along.
+// attempt. And a matching reply often restates the turn it answers ("Wow,
+// the parade sounds awesome!"), which holds the fact. The best followTop
+// hits therefore bring the observations recorded just after and just
+// before them in the same session (same project, same non-empty session
+// id, whatever other sessions recorded in between) with followShare of
+// their score, unless they are hits already; the ranking then decides,
+// like any other candidate. Notes without a session id are independent:
+// one added after another is not its reply, and never rides along.
 const (
 	followTop   = 10
 	followShare = 0.5
 )
 
-// addFollowers appends to hits (sorted best first) the followers of its
-// first followTop, within allow.
+// addFollowers appends to hits (sorted best first) the session
+// neighbours of its first followTop, within allow.
 func addFollowers(v *engine.View, hits []fuse.Ranked, allow *roaring.Bitmap) []fuse.Ranked {
 	n := min(len(hits), followTop)
-	for i := range n {
-		h := hits[i]
-		next := h.ID + 1
-		if v.ObsSession(h.ID) == "" || !v.ObsLive(next) || !allow.Contains(next) || v.ObsTenant(next) != v.ObsTenant(h.ID) || v.ObsSession(next) != v.ObsSession(h.ID) {
-			continue
+	offer := func(h fuse.Ranked, d uint32, ok bool) {
+		if !ok || !allow.Contains(d) {
+			return
 		}
-		dup := false
 		for _, o := range hits {
-			if o.ID == next {
-				dup = true
-				break
+			if o.ID == d {
+				return
 			}
 		}
-		if !dup {
-			hits = append(hits, fuse.Ranked{ID: next, Score: followShare * h.Score})
-		}
+		hits = append(hits, fuse.Ranked{ID: d, Score: followShare * h.Score})
+	}
+	for i := range n {
+		h := hits[i]
+		next, ok := v.ObsSessionNext(h.ID)
+		offer(h, next, ok)
+		prev, ok := v.ObsSessionPrev(h.ID)
+		offer(h, prev, ok)
 	}
 	return hits
 }

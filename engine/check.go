@@ -253,6 +253,9 @@ func (s *Store) Check() error {
 		if g.byObs[o.id] != d {
 			bad("observation id index of %d points elsewhere", d)
 		}
+		if o.session != "" && !g.sessObs[sessKey{o.tenant, o.session}].Contains(d) {
+			bad("observation %d missing from its session's bitmap", d)
+		}
 		if o.weight < 0 || o.weight > 1 {
 			bad("observation %d weight %v outside [0,1]", d, o.weight)
 		}
@@ -266,6 +269,16 @@ func (s *Store) Check() error {
 	}
 	if totalO != uint64(liveO) {
 		bad("org observation bitmaps hold %d for %d live observations", totalO, liveO)
+	}
+	for k, b := range g.sessObs {
+		if b.IsEmpty() {
+			bad("session %q of tenant %d has an empty bitmap", k.session, k.tenant)
+		}
+		for it := b.Iterator(); it.HasNext(); {
+			if d := it.Next(); int(d) >= len(g.obs) || !g.obs[d].live || g.obs[d].tenant != k.tenant || g.obs[d].session != k.session {
+				bad("session %q of tenant %d holds observation %d, not one of its own", k.session, k.tenant, d)
+			}
+		}
 	}
 	errs = append(errs, s.checkStored()...)
 	for _, ix := range s.attached() {

@@ -81,10 +81,12 @@ type graph struct {
 	exactFold map[nameKey][]uint32
 
 	// Observations: table by dense id, per-project and per-org bitmaps,
+	// per-session bitmaps (the session's turns in recording order),
 	// external id index.
 	obs        []obsRec
 	projObs    []*roaring.Bitmap // by tenant id
 	orgObs     map[string]*roaring.Bitmap
+	sessObs    map[sessKey]*roaring.Bitmap
 	deletedObs *roaring.Bitmap
 	byObs      map[string]uint32
 
@@ -122,6 +124,12 @@ type nameKey struct {
 
 type tripleKey struct{ src, rel, dst uint32 }
 
+// sessKey names a session: its id within a tenant.
+type sessKey struct {
+	tenant  uint32
+	session string
+}
+
 func newGraph() *graph {
 	return &graph{
 		relIndex:     make(map[string]uint32),
@@ -132,6 +140,7 @@ func newGraph() *graph {
 		deletedEdges: roaring.New(),
 		provEdges:    roaring.New(),
 		orgObs:       make(map[string]*roaring.Bitmap),
+		sessObs:      make(map[sessKey]*roaring.Bitmap),
 		deletedObs:   roaring.New(),
 		byObs:        make(map[string]uint32),
 		legacy:       make(map[nameKey]uint32),
@@ -422,6 +431,31 @@ func (g *graph) removeEdge(id uint32) {
 	g.liveEdges--
 }
 
+// addToSession and removeFromSession keep sessObs: an observation with
+// a session id is in its session's bitmap; an emptied bitmap is dropped.
+func (g *graph) addToSession(id, tenant uint32, session string) {
+	if session == "" {
+		return
+	}
+	k := sessKey{tenant, session}
+	b := g.sessObs[k]
+	if b == nil {
+		b = roaring.New()
+		g.sessObs[k] = b
+	}
+	b.Add(id)
+}
+
+func (g *graph) removeFromSession(id, tenant uint32, session string) {
+	k := sessKey{tenant, session}
+	if b := g.sessObs[k]; b != nil {
+		b.Remove(id)
+		if b.IsEmpty() {
+			delete(g.sessObs, k)
+		}
+	}
+}
+
 // growObs makes room for observation ids below n.
 func (g *graph) growObs(n uint32) {
 	g.obs = growRecords(g.obs, n, 1024, g.deletedObs)
@@ -446,11 +480,16 @@ func growRecords[R any](recs []R, n uint32, step uint32, deleted *roaring.Bitmap
 // putObs makes observation id live with rec (insert or replace).
 func (g *graph) putObs(id uint32, rec obsRec) {
 	g.growObs(id + 1)
-	if !g.obs[id].live {
+	old := &g.obs[id]
+	if !old.live {
 		g.liveObs++
 		g.deletedObs.Remove(id)
 		g.projObs[rec.tenant].Add(id)
 		g.orgObs[g.tenants[rec.tenant].Org].Add(id)
+		g.addToSession(id, rec.tenant, rec.session)
+	} else if old.session != rec.session {
+		g.removeFromSession(id, old.tenant, old.session)
+		g.addToSession(id, rec.tenant, rec.session)
 	}
 	rec.live = true
 	g.obs[id] = rec
@@ -465,6 +504,7 @@ func (g *graph) removeObs(id uint32) {
 	delete(g.byObs, r.id)
 	g.projObs[r.tenant].Remove(id)
 	g.orgObs[g.tenants[r.tenant].Org].Remove(id)
+	g.removeFromSession(id, r.tenant, r.session)
 	g.deletedObs.Add(id)
 	*r = obsRec{}
 	g.liveObs--

@@ -470,6 +470,43 @@ func (v *View) ObsByID(id string) (uint32, bool) {
 	return d, ok
 }
 
+// ObsSessionPrev and ObsSessionNext return the live observation recorded
+// just before (after) observation d in its session (same tenant, same
+// non-empty session id, whatever other sessions recorded in between);
+// false when d has no session or is its session's first (last).
+func (v *View) ObsSessionPrev(d uint32) (uint32, bool) {
+	b := v.sessionOf(d)
+	if b == nil {
+		return 0, false
+	}
+	r := b.Rank(d) // d itself is the r-th
+	if r < 2 {
+		return 0, false
+	}
+	p, err := b.Select(uint32(r - 2))
+	return p, err == nil
+}
+
+func (v *View) ObsSessionNext(d uint32) (uint32, bool) {
+	b := v.sessionOf(d)
+	if b == nil {
+		return 0, false
+	}
+	it := b.Iterator()
+	it.AdvanceIfNeeded(d + 1)
+	if !it.HasNext() {
+		return 0, false
+	}
+	return it.Next(), true
+}
+
+func (v *View) sessionOf(d uint32) *roaring.Bitmap {
+	if !v.ObsLive(d) || v.g.obs[d].session == "" {
+		return nil
+	}
+	return v.g.sessObs[sessKey{v.g.obs[d].tenant, v.g.obs[d].session}]
+}
+
 // ScopeObservations returns the live observations of a project, or of the
 // whole org when t.Project is "" (nil if none).
 func (v *View) ScopeObservations(t Tenant) *roaring.Bitmap {

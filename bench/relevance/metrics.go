@@ -55,9 +55,11 @@ type question struct {
 	Funcs     []string
 	FuncFiles []string
 	Files     []goldFile
-	// LoCoMo: the evidence turns' observation ids, and the QA category.
-	Evidence []string
-	Category int
+	// LoCoMo: the evidence turns' observation ids (their texts, in the
+	// same order, for the misses file), and the QA category.
+	Evidence     []string
+	EvidenceText []string
+	Category     int
 }
 
 func gold(src, rel, dst string) goldTriplet {

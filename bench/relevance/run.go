@@ -658,8 +658,10 @@ func runLoCoMo(ctx context.Context, cfg *Config, dir string) ([]SetResult, error
 		}
 		turns += len(ids)
 		obsOf := map[string]string{}
+		textOf := map[string]string{}
 		for i, id := range ids {
 			obsOf[turnIDs[i]] = id
+			textOf[id] = contents[i]
 		}
 		ix := newObsIndex(ids, contents)
 		byScope[t] = ix
@@ -668,6 +670,7 @@ func runLoCoMo(ctx context.Context, cfg *Config, dir string) ([]SetResult, error
 			for _, tid := range evidenceIDs(qa.Evidence) {
 				if id, ok := obsOf[tid]; ok {
 					q.Evidence = append(q.Evidence, id)
+					q.EvidenceText = append(q.EvidenceText, textOf[id])
 				} else {
 					unknown++
 				}
@@ -760,6 +763,9 @@ func writeMiss(w io.Writer, set, system string, budget int, q *question, metrics
 	}
 	if len(q.Evidence) > 0 {
 		fmt.Fprintf(w, "evidence: %s\n", strings.Join(q.Evidence, " | "))
+		for i, t := range q.EvidenceText {
+			fmt.Fprintf(w, "  %s: %s\n", q.Evidence[i], t)
+		}
 	}
 	fmt.Fprintf(w, "%s\n", b.Text)
 	for i, x := range b.Explain {
