@@ -187,6 +187,11 @@ func (s *Server) handleDeleteTriplet(c echo.Context) error {
 	if strings.TrimSpace(body.Source) == "" || strings.TrimSpace(body.Relationship) == "" || strings.TrimSpace(body.Target) == "" {
 		return fieldError("source, relationship and target are required")
 	}
+	// What the caller may not read it may not delete: 404, as for a
+	// triplet that does not exist.
+	if err := s.app.Composer.CheckTriplet(principal(token(c), "", t.Org, t.Project), t, body.Source, body.Target); err != nil {
+		return err
+	}
 	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteDeleteTriplet, Org: t.Org, Project: t.Project,
 		Source: body.Source, Relationship: body.Relationship, Target: body.Target}); err != nil {
 		return err
