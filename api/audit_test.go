@@ -35,3 +35,46 @@ func TestDeleteTripletGoesThroughPEP(t *testing.T) {
 		t.Fatalf("delete a readable triplet: %d %s", r.status, r.body)
 	}
 }
+
+// The session-ownership rule holds on the routes that name a session in
+// their body too: a token limited to project p1 may not record an
+// injection log, nor a start-of-session block (which records one), into
+// a session bound to project p2 of its org. Before, it could, and the
+// log it left bound the session to p1 as well, so that the p2 token was
+// refused its own session from then on.
+func TestSessionOwnershipInBodies(t *testing.T) {
+	s := startServer(t)
+	p1, p2 := s.token("org_a", "agent", "p1"), s.token("org_a", "agent", "p2")
+	if r := s.post("/v1/sessions/ses_p2/claim", p2, map[string]any{"workerId": "w", "projectId": "p2", "leaseSeconds": 60}); r.status != 200 {
+		t.Fatalf("claim: %d %s", r.status, r.body)
+	}
+	logs := func() int {
+		t.Helper()
+		ls, err := s.app.Logs.InjectionLogs("org_a", "ses_p2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ls)
+	}
+	before := logs()
+	if r := s.post("/v1/injection-logs", p1, map[string]any{"sessionId": "ses_p2", "projectId": "p1", "workType": "bug_fix"}); r.status != 403 {
+		t.Errorf("p1 token logs into p2's session: %d %s, want 403", r.status, r.body)
+	}
+	if r := s.post("/v1/context/session", p1, map[string]any{"sessionId": "ses_p2", "projectId": "p1", "queryText": "x"}); r.status != 403 {
+		t.Errorf("p1 token composes p2's session: %d %s, want 403", r.status, r.body)
+	}
+	if n := logs(); n != before {
+		t.Errorf("%d injection logs stored in p2's session by the p1 token", n-before)
+	}
+	// p2 keeps its session.
+	if r := s.post("/v1/sessions/ses_p2/refresh", p2, map[string]any{"workerId": "w"}); r.status != 200 {
+		t.Fatalf("p2 refresh after p1's attempts: %d %s", r.status, r.body)
+	}
+	// p1 may still use a session of its own, and p2 log into its own.
+	if r := s.post("/v1/context/session", p1, map[string]any{"sessionId": "ses_p1", "projectId": "p1", "queryText": "x"}); r.status != 200 {
+		t.Fatalf("p1's own session: %d %s", r.status, r.body)
+	}
+	if r := s.post("/v1/injection-logs", p2, map[string]any{"sessionId": "ses_p2", "projectId": "p2", "workType": "bug_fix"}); r.status != 201 {
+		t.Fatalf("p2 logs into its session: %d %s", r.status, r.body)
+	}
+}

@@ -180,6 +180,10 @@ func (s *Server) handleSessionContext(c echo.Context) error {
 	if err := engine.ValidateID(req.SessionID); err != nil {
 		return fieldError("sessionId: %v", err)
 	}
+	// The block is logged into the session: the session rule applies.
+	if _, err := s.sessionBound(c, t.Org, req.SessionID); err != nil {
+		return err
+	}
 	sr := compose.SessionRequest{SessionID: req.SessionID, WorkType: req.WorkType,
 		Scope:    engine.Tenant{Org: req.OrgID, Project: req.ProjectID},
 		Identity: principal(tok, req.AgentID, req.OrgID, req.ProjectID), QueryText: req.QueryText, WorkItem: req.WorkItem,
@@ -210,6 +214,9 @@ func (s *Server) handlePostInjectionLog(c echo.Context) error {
 	}
 	if err := engine.ValidateID(l.SessionID); err != nil {
 		return fieldError("sessionId: %v", err)
+	}
+	if _, err := s.sessionBound(c, l.OrgID, l.SessionID); err != nil {
+		return err
 	}
 	l.ID, l.FeedbackApplied = "", nil
 	// The ids must be the caller's: feedback on this session moves their
