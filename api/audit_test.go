@@ -2,9 +2,11 @@ package api
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/kgctx/kgctx/engine"
+	"github.com/kgctx/kgctx/engine/auth"
 )
 
 // A triplet whose endpoint the policy hides from the caller cannot be
@@ -76,5 +78,55 @@ func TestSessionOwnershipInBodies(t *testing.T) {
 	}
 	if r := s.post("/v1/injection-logs", p2, map[string]any{"sessionId": "ses_p2", "projectId": "p2", "workType": "bug_fix"}); r.status != 201 {
 		t.Fatalf("p2 logs into its session: %d %s", r.status, r.body)
+	}
+}
+
+// A principal one node forwards is good on the node it was sent to only:
+// each node keeps its own record of the nonces used, so a principal seen
+// on the way from A to B (the nodes speak plain HTTP on their network)
+// was good, before, at any other node of the cluster for its ten
+// seconds, for the caller's org and route: a write's method and path
+// with any body.
+func TestForwardedPrincipalBoundToItsNode(t *testing.T) {
+	key := []byte("cluster-principal-key")
+	fb := &fakeCluster{key: key}
+	b := startServerWith(t, func(c *Config) { c.Cluster = fb })
+	rec := &recorder{h: b.srv.Handler()}
+	bURL := httptest.NewServer(rec)
+	t.Cleanup(bURL.Close)
+	fb.self = bURL.URL
+	fc := &fakeCluster{key: key}
+	c := startServerWith(t, func(cfg *Config) { cfg.Cluster = fc })
+	fc.self = c.url
+	fa := &fakeCluster{key: key, routes: map[string]string{"org_b": bURL.URL}}
+	a := startServerWith(t, func(c *Config) { c.Cluster = fa })
+	imp := auth.NewTokenSecret()
+	if err := a.app.Tokens.PutToken(imp, auth.Token{OrgID: "org_b", AgentID: "imp_b", Role: auth.RoleImporter}); err != nil {
+		t.Fatal(err)
+	}
+	path := "/v1/orgs/org_b/projects/p/triplets"
+	h := map[string]string{"Authorization": "Bearer " + imp, "Content-Type": "application/json"}
+	if code, body := rawDo(t, "POST", a.url+path, h, `[{"source": "A", "relationship": "calls", "target": "B"}]`); code != 200 {
+		t.Fatalf("proxied import: %d %s", code, body)
+	}
+	seen := rec.take()
+	if len(seen) != 1 || seen[0].Get(PrincipalHeader) == "" {
+		t.Fatalf("B saw %d requests, want 1 with a principal", len(seen))
+	}
+	sealed := seen[0].Get(PrincipalHeader)
+	// Replayed at C, with another body.
+	code, body := rawDo(t, "POST", c.url+path, map[string]string{PrincipalHeader: sealed, "Content-Type": "application/json"},
+		`[{"source": "Mallory", "relationship": "owns", "target": "Everything"}]`)
+	if code != 401 {
+		t.Errorf("B's principal replayed at C: %d %s, want 401", code, body)
+	}
+	if st := c.stats("org_b", "p"); st.Triplets != 0 {
+		t.Errorf("the replay wrote %d triplets at C", st.Triplets)
+	}
+	// A principal made for C is good there.
+	p := NewPrincipal(auth.Token{OrgID: "org_b", AgentID: "imp_b", Role: auth.RoleImporter}, httptest.NewRequest("GET", "/v1/orgs/org_b/projects/p/graph/stats", nil))
+	p.To = c.url
+	if code, body := rawDo(t, "GET", c.url+"/v1/orgs/org_b/projects/p/graph/stats", map[string]string{PrincipalHeader: p.Seal(fc.PrincipalMAC)}, ""); code != 200 {
+		t.Errorf("a principal for C: %d %s", code, body)
 	}
 }
