@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/kgctx/kgctx/engine"
@@ -128,5 +129,28 @@ func TestForwardedPrincipalBoundToItsNode(t *testing.T) {
 	p.To = c.url
 	if code, body := rawDo(t, "GET", c.url+"/v1/orgs/org_b/projects/p/graph/stats", map[string]string{PrincipalHeader: p.Seal(fc.PrincipalMAC)}, ""); code != 200 {
 		t.Errorf("a principal for C: %d %s", code, body)
+	}
+}
+
+// An id in the path that no item can have (over 128 bytes, or with
+// characters ids never hold) is a 400 that does not repeat it, on every
+// route of one node or observation; it was a 404 echoing the whole id
+// (100 KB in, 100 KB out).
+func TestPathItemIDsBounded(t *testing.T) {
+	s := startServer(t)
+	imp := s.token("org_b", "importer")
+	long := strings.Repeat("a", 100_000)
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/nodes/" + long, ""},
+		{"DELETE", "/nodes/" + long, ""},
+		{"GET", "/observations/" + long, ""},
+		{"DELETE", "/observations/" + long, ""},
+		{"PATCH", "/observations/" + long, `{"weight": 0.5}`},
+		{"GET", "/nodes/bad%20id", ""},
+	} {
+		r := s.do(c.method, "/v1/orgs/org_b/projects/p"+c.path, imp, "application/json", []byte(c.body))
+		if r.status != 400 || len(r.body) > 1024 {
+			t.Errorf("%s %.40s...: %d, %d bytes, want 400 in a short answer", c.method, c.path, r.status, len(r.body))
+		}
 	}
 }

@@ -112,7 +112,11 @@ func (s *Server) handleGetObservation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	o, err := s.app.Composer.Observation(principal(token(c), "", t.Org, t.Project), t, c.Param("id"))
+	obsID, err := pathItemID(c, "id")
+	if err != nil {
+		return err
+	}
+	o, err := s.app.Composer.Observation(principal(token(c), "", t.Org, t.Project), t, obsID)
 	if err != nil {
 		return err
 	}
@@ -124,11 +128,15 @@ func (s *Server) handleDeleteObservation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// What the caller may not read it may not delete: 404, as for GET.
-	if _, err := s.app.Composer.Observation(principal(token(c), "", t.Org, t.Project), t, c.Param("id")); err != nil {
+	obsID, err := pathItemID(c, "id")
+	if err != nil {
 		return err
 	}
-	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteDeleteObservation, Org: t.Org, Project: t.Project, ID: c.Param("id")}); err != nil {
+	// What the caller may not read it may not delete: 404, as for GET.
+	if _, err := s.app.Composer.Observation(principal(token(c), "", t.Org, t.Project), t, obsID); err != nil {
+		return err
+	}
+	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteDeleteObservation, Org: t.Org, Project: t.Project, ID: obsID}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
