@@ -43,6 +43,11 @@ type Principal struct {
 	// request's.
 	Method string `json:"method"`
 	Target string `json:"target"`
+	// To is the base URL of the node the principal is sent to, as the
+	// members list advertises it: another node refuses it (a principal
+	// seen on the way to one node is no good at another, whose nonces
+	// are its own). Empty from a release before it, and then unchecked.
+	To string `json:"to,omitempty"`
 }
 
 // NewPrincipal is the principal of tok for req, expiring PrincipalTTL
@@ -65,8 +70,17 @@ func (p Principal) Seal(mac func([]byte) []byte) string {
 	return payload + "." + base64.RawURLEncoding.EncodeToString(mac([]byte(payload)))
 }
 
-// openPrincipal checks a sealed principal for req and returns it.
-func openPrincipal(sealed string, mac func([]byte) []byte, req *http.Request, now time.Time) (Principal, error) {
+// advertiser is a Cluster that knows its node's advertised base URL (the
+// one the members list gives the other nodes): a principal sent to
+// another URL is refused. Optional: without it, or with "", the
+// principal's To is not checked.
+type advertiser interface {
+	Advertised() string
+}
+
+// openPrincipal checks a sealed principal for req, at the node advertised
+// at self ("": unknown), and returns it.
+func openPrincipal(sealed string, mac func([]byte) []byte, req *http.Request, self string, now time.Time) (Principal, error) {
 	var p Principal
 	payload, sig, ok := strings.Cut(sealed, ".")
 	m, err := base64.RawURLEncoding.DecodeString(sig)
@@ -85,6 +99,8 @@ func openPrincipal(sealed string, mac func([]byte) []byte, req *http.Request, no
 		return p, fmt.Errorf("the forwarded principal expires too far ahead (do the nodes' clocks agree?)")
 	case p.Method != req.Method || p.Target != req.URL.RequestURI():
 		return p, fmt.Errorf("the forwarded principal is for another request")
+	case p.To != "" && self != "" && strings.TrimSuffix(p.To, "/") != strings.TrimSuffix(self, "/"):
+		return p, fmt.Errorf("the forwarded principal is for another node")
 	case roleRank[p.Role] == 0:
 		return p, fmt.Errorf("the forwarded principal has no role")
 	}
@@ -123,7 +139,11 @@ func (n *nonces) use(nonce string, exp, now time.Time) bool {
 // principal.
 func (s *Server) forwarded(req *http.Request, sealed string) (auth.Token, error) {
 	now := time.Now()
-	p, err := openPrincipal(sealed, s.cfg.Cluster.PrincipalMAC, req, now)
+	self := ""
+	if a, ok := s.cfg.Cluster.(advertiser); ok {
+		self = a.Advertised()
+	}
+	p, err := openPrincipal(sealed, s.cfg.Cluster.PrincipalMAC, req, self, now)
 	if err == nil && !s.nonces.use(p.Nonce, time.UnixMilli(p.Expires), now) {
 		err = fmt.Errorf("the forwarded principal was used before")
 	}

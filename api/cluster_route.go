@@ -81,7 +81,9 @@ func (s *Server) route(c echo.Context, r *route, tok auth.Token) (done bool, err
 	if err != nil {
 		return false, err
 	}
-	sealed := NewPrincipal(tok, req).Seal(s.cfg.Cluster.PrincipalMAC)
+	pr := NewPrincipal(tok, req)
+	pr.To = target
+	sealed := pr.Seal(s.cfg.Cluster.PrincipalMAC)
 	p := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)

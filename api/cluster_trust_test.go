@@ -43,9 +43,14 @@ type fakeCluster struct {
 	placeErr error
 	placedOn []string
 
+	// self is the node's advertised URL (Advertised; "" for none).
+	self string
+
 	mu    sync.Mutex
 	waits []string
 }
+
+func (f *fakeCluster) Advertised() string { return f.self }
 
 func (f *fakeCluster) note(s string) {
 	f.mu.Lock()

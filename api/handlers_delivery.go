@@ -27,18 +27,32 @@ func (s *Server) sessionOf(c echo.Context, bodyOrg string) (org, session string,
 	if err != nil {
 		return "", "", err
 	}
-	b, err := s.app.SessionBinding(org, session)
+	b, err := s.sessionBound(c, org, session)
 	if err != nil {
 		return "", "", err
+	}
+	c.Set(ctxLease, b.Lease)
+	return org, session, nil
+}
+
+// sessionBound is sessionOf's rule for a session named anywhere (the path,
+// or a body: an injection log's, a start-of-session block's): the caller
+// must be allowed every project org's session is bound to, else 403, so
+// that it cannot bind another project's session to its own (and lock that
+// project's tokens out of it) by leaving a log there. It returns the
+// binding.
+func (s *Server) sessionBound(c echo.Context, org, session string) (service.Binding, error) {
+	b, err := s.app.SessionBinding(org, session)
+	if err != nil {
+		return b, err
 	}
 	tok := token(c)
 	for _, p := range b.Projects {
 		if err := checkOrg(tok, org, p); err != nil {
-			return "", "", err
+			return b, err
 		}
 	}
-	c.Set(ctxLease, b.Lease)
-	return org, session, nil
+	return b, nil
 }
 
 const ctxLease = "kgctx.lease"

@@ -27,6 +27,17 @@ func pathOrg(c echo.Context) (string, error) {
 	return org, nil
 }
 
+// pathItemID reads the id of a node or an observation from the path: one
+// no item can have (ids are at most 128 bytes of letters, digits, '_',
+// '.', ':' and '-') is a 400 that does not repeat it.
+func pathItemID(c echo.Context, name string) (string, error) {
+	id := c.Param(name)
+	if err := engine.ValidateID(id); err != nil {
+		return "", fieldError("%s in path: %v", name, err)
+	}
+	return id, nil
+}
+
 func tenant(c echo.Context) (engine.Tenant, error) {
 	t := engine.Tenant{Org: c.Param("org"), Project: c.Param("project")}
 	if err := engine.ValidateID(t.Org); err != nil {
@@ -153,7 +164,11 @@ func (s *Server) handleGetNode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, err := s.app.Composer.Node(principal(token(c), "", t.Org, t.Project), t, c.Param("nodeId"))
+	nodeID, err := pathItemID(c, "nodeId")
+	if err != nil {
+		return err
+	}
+	n, err := s.app.Composer.Node(principal(token(c), "", t.Org, t.Project), t, nodeID)
 	if err != nil {
 		return err
 	}
@@ -165,11 +180,15 @@ func (s *Server) handleDeleteNode(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// What the caller may not read it may not delete: 404, as for GET.
-	if _, err := s.app.Composer.Node(principal(token(c), "", t.Org, t.Project), t, c.Param("nodeId")); err != nil {
+	nodeID, err := pathItemID(c, "nodeId")
+	if err != nil {
 		return err
 	}
-	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteDeleteNode, Org: t.Org, Project: t.Project, ID: c.Param("nodeId")}); err != nil {
+	// What the caller may not read it may not delete: 404, as for GET.
+	if _, err := s.app.Composer.Node(principal(token(c), "", t.Org, t.Project), t, nodeID); err != nil {
+		return err
+	}
+	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteDeleteNode, Org: t.Org, Project: t.Project, ID: nodeID}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -186,6 +205,11 @@ func (s *Server) handleDeleteTriplet(c echo.Context) error {
 	}
 	if strings.TrimSpace(body.Source) == "" || strings.TrimSpace(body.Relationship) == "" || strings.TrimSpace(body.Target) == "" {
 		return fieldError("source, relationship and target are required")
+	}
+	// What the caller may not read it may not delete: 404, as for a
+	// triplet that does not exist.
+	if err := s.app.Composer.CheckTriplet(principal(token(c), "", t.Org, t.Project), t, body.Source, body.Target); err != nil {
+		return err
 	}
 	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteDeleteTriplet, Org: t.Org, Project: t.Project,
 		Source: body.Source, Relationship: body.Relationship, Target: body.Target}); err != nil {

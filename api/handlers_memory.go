@@ -173,6 +173,9 @@ func (s *Server) handlePatchObservation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if _, err := pathItemID(c, "id"); err != nil {
+		return err
+	}
 	var body observationPatch
 	if err := decodeJSON(c, &body); err != nil {
 		return err

@@ -112,7 +112,11 @@ func (s *Server) handleGetObservation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	o, err := s.app.Composer.Observation(principal(token(c), "", t.Org, t.Project), t, c.Param("id"))
+	obsID, err := pathItemID(c, "id")
+	if err != nil {
+		return err
+	}
+	o, err := s.app.Composer.Observation(principal(token(c), "", t.Org, t.Project), t, obsID)
 	if err != nil {
 		return err
 	}
@@ -124,11 +128,15 @@ func (s *Server) handleDeleteObservation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// What the caller may not read it may not delete: 404, as for GET.
-	if _, err := s.app.Composer.Observation(principal(token(c), "", t.Org, t.Project), t, c.Param("id")); err != nil {
+	obsID, err := pathItemID(c, "id")
+	if err != nil {
 		return err
 	}
-	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteDeleteObservation, Org: t.Org, Project: t.Project, ID: c.Param("id")}); err != nil {
+	// What the caller may not read it may not delete: 404, as for GET.
+	if _, err := s.app.Composer.Observation(principal(token(c), "", t.Org, t.Project), t, obsID); err != nil {
+		return err
+	}
+	if _, err := s.app.Write(c.Request().Context(), service.Write{Kind: service.WriteDeleteObservation, Org: t.Org, Project: t.Project, ID: obsID}); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -180,6 +188,10 @@ func (s *Server) handleSessionContext(c echo.Context) error {
 	if err := engine.ValidateID(req.SessionID); err != nil {
 		return fieldError("sessionId: %v", err)
 	}
+	// The block is logged into the session: the session rule applies.
+	if _, err := s.sessionBound(c, t.Org, req.SessionID); err != nil {
+		return err
+	}
 	sr := compose.SessionRequest{SessionID: req.SessionID, WorkType: req.WorkType,
 		Scope:    engine.Tenant{Org: req.OrgID, Project: req.ProjectID},
 		Identity: principal(tok, req.AgentID, req.OrgID, req.ProjectID), QueryText: req.QueryText, WorkItem: req.WorkItem,
@@ -210,6 +222,9 @@ func (s *Server) handlePostInjectionLog(c echo.Context) error {
 	}
 	if err := engine.ValidateID(l.SessionID); err != nil {
 		return fieldError("sessionId: %v", err)
+	}
+	if _, err := s.sessionBound(c, l.OrgID, l.SessionID); err != nil {
+		return err
 	}
 	l.ID, l.FeedbackApplied = "", nil
 	// The ids must be the caller's: feedback on this session moves their

@@ -68,6 +68,30 @@ func (c *Composer) Node(id policy.Identity, t engine.Tenant, nodeID string) (eng
 	return c.Store.Node(t, nodeID)
 }
 
+// CheckTriplet answers engine.ErrNotFound unless id may read both
+// endpoints of the triplet (source, relationship, target) of project t, as
+// engine.Store.DeleteTriplet finds them (by name in t): what the caller
+// may not read it may not delete, and a triplet with a hidden endpoint is
+// answered as one that does not exist. Whether the edge itself exists is
+// the delete's to say (alike for every caller).
+func (c *Composer) CheckTriplet(id policy.Identity, t engine.Tenant, source, target string) error {
+	pr := c.PEP.NewRequest(id, policy.VerbRead)
+	defer pr.Release()
+	ok := false
+	if err := c.Store.View(func(v *engine.View) error {
+		src, ok1 := v.Lookup(t, source)
+		dst, ok2 := v.Lookup(t, target)
+		ok = ok1 && ok2 && allowNode(pr, v, src) && allowNode(pr, v, dst)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if !ok {
+		return engine.ErrNotFound
+	}
+	return nil
+}
+
 // Observation returns observation obsID of project t if id may read it,
 // else engine.ErrNotFound.
 func (c *Composer) Observation(id policy.Identity, t engine.Tenant, obsID string) (engine.Observation, error) {

@@ -269,7 +269,7 @@ func bootstrap(app *service.App, dir, secret string, stdout io.Writer) error {
 		return nil
 	}
 	secret = auth.NewTokenSecret()
-	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+	if err := writePrivate(path, []byte(secret+"\n")); err != nil {
 		return fmt.Errorf("write admin token: %w", err)
 	}
 	if _, err := app.Tokens.SetBootstrap(secret); err != nil {
@@ -282,6 +282,30 @@ func bootstrap(app *service.App, dir, secret string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "operator token written to %s\n", abs)
 	return nil
+}
+
+// writePrivate puts data in a new file of mode 0600 (os.CreateTemp) in
+// path's directory, then renames it to path: whatever was at path, a file
+// readable by others or a symbolic link, is replaced, never written
+// through.
+func writePrivate(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), path)
+	}
+	if werr != nil {
+		if err := os.Remove(f.Name()); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("%w (and removing %s: %v)", werr, f.Name(), err)
+		}
+	}
+	return werr
 }
 
 // embedderCheckTimeout bounds the start-up probe of an HTTP embedder.

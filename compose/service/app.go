@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -94,6 +95,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	storeDir, textDir := filepath.Join(cfg.DataDir, "store"), filepath.Join(cfg.DataDir, "text")
 	if cfg.InMemory {
 		storeDir, textDir = "", ""
+	} else if err := privateDir(cfg.DataDir, log); err != nil {
+		return nil, err
 	}
 	iopts := cfg.Index
 	iopts.TextDir = textDir
@@ -229,4 +232,29 @@ func (a *App) Close() error {
 func (a *App) CloseQuick() error {
 	a.Store.Abandon()
 	return errors.Join(a.Index.Close(), a.Store.Close())
+}
+
+// privateDir makes the data directory (mode 0700, with its missing
+// parents) or, when it exists, takes group's and others' permissions from
+// it: it holds every org's data and the token hashes, in files the store
+// and the text index create with the umask's modes, and a directory only
+// its owner may enter keeps them from the machine's other users.
+func privateDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create the data directory: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("the data directory %s is not a directory", dir)
+	}
+	if p := fi.Mode().Perm(); p&0o077 != 0 {
+		if err := os.Chmod(dir, p&^0o077); err != nil {
+			return fmt.Errorf("the data directory %s may be read by group or others (mode %04o) and cannot be made private: %w; chmod 700 it", dir, p, err)
+		}
+		log.Warn("the data directory could be read by group or others: made private", "dir", dir, "was", fmt.Sprintf("%04o", p), "now", fmt.Sprintf("%04o", p&^0o077))
+	}
+	return nil
 }

@@ -62,8 +62,9 @@
 // tells a node started with another secret (ErrSecretMismatch); with
 // embedded servers the others refuse its routes first. A logged write's
 // ids are drawn from a seed keyed by the secret. The API forwards a
-// proxied request's caller as a principal MACed with the secret
-// (api.PrincipalHeader), never the caller's bearer token. So a party
+// proxied request's caller as a principal MACed with the secret, for the
+// node it is sent to (Node.Advertised; api.PrincipalHeader), never the
+// caller's bearer token. So a party
 // without the secret, even on a NATS that lets it publish, changes no
 // node's store, membership or routing.
 //

@@ -1051,6 +1051,10 @@ func (n *Node) WaitGlobal(ctx context.Context, header string) error {
 	return n.WaitApplied(ctx, GlobalShard+":"+strconv.FormatUint(seq, 10))
 }
 
+// Advertised is this node's HTTP base URL (Config.Advertise), as its
+// member record gives it to the other nodes.
+func (n *Node) Advertised() string { return n.cfg.Advertise }
+
 // PrincipalMAC is the MAC of a principal forwarded with a proxied request
 // (keyed by the cluster secret).
 func (n *Node) PrincipalMAC(data []byte) []byte { return n.keys.PrincipalMAC(data) }
