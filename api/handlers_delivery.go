@@ -47,9 +47,13 @@ func (s *Server) sessionBound(c echo.Context, org, session string) (service.Bind
 		return b, err
 	}
 	tok := token(c)
+	if err := checkOrg(tok, org, ""); err != nil {
+		return b, err
+	}
 	for _, p := range b.Projects {
-		if err := checkOrg(tok, org, p); err != nil {
-			return b, err
+		if checkOrg(tok, org, p) != nil {
+			// Not named: the token may not know the project exists.
+			return b, apiErr(http.StatusForbidden, "forbidden", "session %q is bound to a project the token may not act on", session)
 		}
 	}
 	return b, nil
