@@ -404,7 +404,11 @@ seeds:
 					scan = nodeScan
 				}
 			}
-			for i, in := range list[:min(len(list), scan)] {
+			// The strongest MaxFanout edges are all offered (but for
+			// Options.Rels and the straight way back).
+			lim := min(len(list), scan)
+			head := min(lim, o.MaxFanout)
+			for i, in := range list[:head] {
 				if !relOK(o.Rels, in.Rel) {
 					continue
 				}
@@ -412,30 +416,55 @@ seeds:
 				if other == p.prev && p.hops > 0 {
 					continue // straight back
 				}
-				match := relMask(in.Rel)
-				if i < nodeScan {
-					match |= nodeMask(other)
-				}
-				match &= all
+				match := (relMask(in.Rel) | sc.masks.get(other)) & all
 				gain := match &^ p.mask
-				if i >= o.MaxFanout {
-					// Beyond the strongest, an edge that explains a word, or
-					// (reading enumerations) a node's one edge of its kind,
-					// which the cap on the first does not hold back: a node
-					// has at most one per relationship and direction, and
-					// its hundred award nominations all explain "award".
-					if one := alike > 0 && in.Alike == 1; !one {
-						if gain == 0 || matched >= matchCap {
-							continue
-						}
-						matched++
-					}
-				}
 				if i < gathered {
 					offer(in, match, gain, sc.farW[i])
 				} else {
 					offer(in, match, gain, v.NodeWeight(other))
 				}
+			}
+			// Beyond the strongest, an edge that explains a word, or
+			// (reading enumerations) a node's one edge of its kind, which
+			// the cap on the first does not hold back: a node has at most
+			// one per relationship and direction, and its hundred award
+			// nominations all explain "award". Its far name counts up to
+			// nodeScan, its relationship alone past it. Most edges explain
+			// nothing new: a tight test of the memoised masks skips them
+			// before the checks above.
+			wantOne := alike > 0
+			for i := head; i < lim; i++ {
+				in := &list[i]
+				other := in.Other()
+				rm := uint64(0)
+				if r := in.Rel; int(r) < len(sc.relSeen) && sc.relSeen[r] == sc.relStamp {
+					rm = sc.relMasks[r]
+				} else {
+					rm = relMask(r)
+				}
+				match := rm
+				if i < nodeScan {
+					match |= sc.masks.get(other)
+				}
+				match &= all
+				gain := match &^ p.mask
+				one := wantOne && in.Alike == 1
+				if gain == 0 && !one {
+					continue
+				}
+				if !relOK(o.Rels, in.Rel) {
+					continue
+				}
+				if other == p.prev && p.hops > 0 {
+					continue // straight back
+				}
+				if !one {
+					if matched >= matchCap {
+						continue
+					}
+					matched++
+				}
+				offer(*in, match, gain, v.NodeWeight(other))
 			}
 			// A hub beyond the scanned prefix: the edges of the matched
 			// relationships, through their bitmaps.
