@@ -221,8 +221,7 @@ func (sc *scratch) expandQuery(v *engine.View, seeds []Seed, o Options, q *Query
 	}
 	// Node masks: a small hash table (a few hundred nodes match query
 	// words), asked for every edge the walk looks at; it stays in cache
-	// where the per-node slots would not.
-	ep := sc.epoch
+	// where a table by node id would not.
 	sc.masks.reset(len(q.Nodes))
 	for _, nm := range q.Nodes {
 		sc.masks.or(nm.Node, nm.Mask)
@@ -278,15 +277,13 @@ func (sc *scratch) expandQuery(v *engine.View, seeds []Seed, o Options, q *Query
 	}
 	sc.table.reset(len(seeds) * o.MaxFanout * 2)
 	visit := func(n uint32) bool {
-		sl := &sc.slots[n]
-		if sl.epoch == ep {
+		if sc.nodes.find(n) >= 0 {
 			return true
 		}
-		if len(sc.visited) >= o.MaxVisited {
+		if sc.nodes.count() >= o.MaxVisited {
 			return false
 		}
-		sl.epoch, sl.round = ep, 0
-		sc.visited = append(sc.visited, n)
+		sc.nodes.add(n)
 		return true
 	}
 	// Round 0: the seeds.
@@ -324,11 +321,11 @@ seeds:
 				if w == beam {
 					break
 				}
-				sl := &sc.slots[p.node]
-				if sl.round == sc.round {
+				i := sc.nodes.find(p.node)
+				if sc.nodes.round[i] == sc.round {
 					continue // a better path already ends here
 				}
-				sl.round = sc.round
+				sc.nodes.round[i] = sc.round
 				frontier[w] = p
 				w++
 			}
