@@ -372,9 +372,19 @@ seeds:
 				if p.hops > 0 {
 					parent = p.chain[p.hops-1] + 1
 				}
-				var ci int32
-				dst, ci = sc.offerQ(dst, p.node, in, imp, uint8(hop), Candidate{Seed: p.origin, SeedScore: float32(p.seed),
-					Match: float32(fm), WeightF: float32(wf / wfMax), HubF: float32(hub), EdgeF: float32(ef), Parent: parent, Gain: gain != 0})
+				// offerQ's work, written in place: the candidate is a cache
+				// line, built once in dst rather than copied there.
+				ci, found := sc.table.slot(in.Edge, int32(len(dst)))
+				if !found {
+					src, dn := in.Ends(p.node)
+					dst = append(dst, Candidate{Edge: in.Edge, Src: src, Dst: dn, Rel: in.Rel, Importance: imp, From: p.node, Hop: uint8(hop),
+						Seed: p.origin, SeedScore: float32(p.seed), Match: float32(fm), WeightF: float32(wf / wfMax), HubF: float32(hub),
+						EdgeF: float32(ef), Parent: parent, Gain: gain != 0})
+				} else if c := &dst[ci]; imp > c.Importance || (imp == c.Importance && uint8(hop) < c.Hop) {
+					c.Importance, c.From, c.Hop = imp, p.node, uint8(hop)
+					c.Seed, c.SeedScore, c.Match, c.WeightF, c.HubF = p.origin, float32(p.seed), float32(fm), float32(wf/wfMax), float32(hub)
+					c.EdgeF, c.Parent, c.Gain = float32(ef), parent, gain != 0
+				}
 				for _, a := range p.chain[:p.hops] {
 					if imp > dst[a].Importance {
 						dst[a].Importance, dst[a].Lent = imp, true
