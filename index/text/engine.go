@@ -129,8 +129,11 @@ type engineScratch struct {
 	dicts   []segment.TermDictionary // [segment*numTextFields+field], per search
 	matches []match
 	docs    []uint32
-	den     [numTextFields][denTableSize]float64 // see termScore
-	sat     [numTextFields][denTableSize]float64 // see sat1
+	// post walks a dropped term's postings bitmap in rerank (reused: no
+	// allocation per term).
+	post roaring.IntIterator
+	den  [numTextFields][denTableSize]float64 // see termScore
+	sat  [numTextFields][denTableSize]float64 // see sat1
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(engineScratch) }}
@@ -146,6 +149,7 @@ func (sc *engineScratch) release() {
 	for i := range sc.kt {
 		sc.kt[i].term = nil
 	}
+	sc.post = roaring.IntIterator{}
 	if cap(sc.matches) > 1<<16 {
 		sc.matches = nil // do not pool a huge one
 	}
@@ -505,17 +509,16 @@ func (e *evaluation) score(m *match) float64 {
 // containing it its BM25 score for a term frequency of 1 and the field
 // length known from phase 1 (the average length when no kept term matched
 // that field). The matches containing a term are the intersection of
-// their bitmap with the term's postings bitmap, so the cost is a bitmap
-// AND per dropped term, whatever its document frequency.
+// their list with the term's postings bitmap, the postings skipped to each
+// match in turn (no bitmap is built), so the cost is a search per match and
+// dropped term, whatever the term's document frequency.
 func (e *evaluation) rerank(i int, matches []match) error {
 	sc := e.sc
 	docs := sc.docs[:0]
 	for j := range matches {
 		docs = append(docs, matches[j].doc)
 	}
-	sc.docs = docs
-	mbm := roaring.New()
-	mbm.AddMany(docs) // ascending
+	sc.docs = docs // ascending
 	for j := e.nKept; j < len(sc.kt); j++ {
 		t := &sc.kt[j]
 		d, err := e.dict(i, t.field)
@@ -568,18 +571,26 @@ func (e *evaluation) rerank(i int, matches []match) error {
 		if bm == nil {
 			continue
 		}
-		both := roaring.And(mbm, bm)
-		k := 0
-		itr := both.Iterator()
-		for itr.HasNext() {
-			doc := itr.Next()
-			for docs[k] < doc {
-				k++
-			}
-			add(k)
-		}
+		eachCommon(&sc.post, bm, docs, add)
 	}
 	return nil
+}
+
+// eachCommon calls fn(k), k ascending, for each docs[k] in bm; docs must
+// be ascending. It skips it through bm's containers from match to match
+// (it reuses it, allocating nothing), where building a bitmap of docs and
+// intersecting it with bm allocated both.
+func eachCommon(it *roaring.IntIterator, bm *roaring.Bitmap, docs []uint32, fn func(k int)) {
+	it.Initialize(bm)
+	for k, doc := range docs {
+		it.AdvanceIfNeeded(doc)
+		if !it.HasNext() {
+			return
+		}
+		if it.PeekNext() == doc {
+			fn(k)
+		}
+	}
 }
 
 // termScore is bleve's BM25 term score (scorer.TermQueryScorer) of the
