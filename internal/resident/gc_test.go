@@ -9,10 +9,11 @@ func TestGCPercent(t *testing.T) {
 	}{
 		{0, 100},
 		{100 << 20, 100},
-		{1 << 30, 100},
-		{2 << 30, 50},
-		{4 << 30, 25},
-		{8 << 30, MinGCPercent},
+		{Headroom, 100},
+		{1 << 30, 100 * Headroom / (1 << 30)},
+		{2 * Headroom, 50},
+		{4 * Headroom, 25},
+		{8 * Headroom, MinGCPercent},
 	} {
 		if got := gcPercent(c.live); got != c.want {
 			t.Errorf("gcPercent(%d MiB) = %d, want %d", c.live>>20, got, c.want)
