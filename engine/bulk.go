@@ -452,7 +452,7 @@ func (r *importRun) undo() error {
 			defer s.wmu.Unlock()
 			b := s.newBatch(time.Now().UnixNano())
 			for _, e := range take(&delE, maxT) {
-				if s.g.edges[e].live {
+				if s.g.edgeLive(e) {
 					b.delEdges = append(b.delEdges, e)
 				}
 			}
@@ -547,7 +547,7 @@ func (r *importRun) restoreEdges(b *batch, ids []uint32) error {
 	return b.s.db.View(func(txn *badger.Txn) error {
 		for _, id := range ids {
 			cur := b.g.edges[id]
-			if !cur.live {
+			if !b.g.edgeLive(id) {
 				continue
 			}
 			u := r.edges[id]

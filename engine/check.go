@@ -50,6 +50,10 @@ func (s *Store) Check() error {
 		bad("adjacency arrays have %d/%d slots for %d nodes", len(g.out), len(g.in), len(g.nodes))
 		return errors.Join(errs...)
 	}
+	if len(g.edgeLiveW) != (len(g.edges)+63)/64 {
+		bad("edge live bits have %d words for %d edges", len(g.edgeLiveW), len(g.edges))
+		return errors.Join(errs...)
+	}
 	live := 0
 	for id := range g.nodes {
 		n := &g.nodes[id]
@@ -141,7 +145,7 @@ func (s *Store) Check() error {
 	for id := range g.edges {
 		e := &g.edges[id]
 		d := uint32(id)
-		if !e.live {
+		if !g.edgeLive(d) {
 			if !g.deletedEdges.Contains(d) {
 				bad("edge %d is not live but not in the deleted bitmap", d)
 			}
@@ -186,7 +190,7 @@ func (s *Store) Check() error {
 			it := dir.b.Iterator()
 			for it.HasNext() {
 				e := it.Next()
-				if int(e) >= len(g.edges) || !g.edges[e].live {
+				if int(e) >= len(g.edges) || !g.edgeLive(e) {
 					bad("node %d adjacency holds dead edge %d", n, e)
 					continue
 				}
@@ -204,7 +208,7 @@ func (s *Store) Check() error {
 	for r, b := range g.relEdges {
 		it := b.Iterator()
 		for it.HasNext() {
-			if e := it.Next(); int(e) >= len(g.edges) || !g.edges[e].live || g.edges[e].rel != uint32(r) {
+			if e := it.Next(); int(e) >= len(g.edges) || !g.edgeLive(e) || g.edges[e].rel != uint32(r) {
 				bad("relationship %q bitmap holds foreign edge %d", g.rels[r], e)
 			}
 		}
@@ -218,7 +222,7 @@ func (s *Store) Check() error {
 		}
 		it = g.projEdges[t].Iterator()
 		for it.HasNext() {
-			if e := it.Next(); int(e) >= len(g.edges) || !g.edges[e].live || g.edges[e].tenant != uint32(t) {
+			if e := it.Next(); int(e) >= len(g.edges) || !g.edgeLive(e) || g.edges[e].tenant != uint32(t) {
 				bad("project %v edge bitmap holds foreign edge %d", g.tenants[t], e)
 			}
 		}
@@ -331,13 +335,11 @@ func (s *Store) checkStored() []error {
 			bad("edge %d: %v", id, err)
 			return nil
 		}
-		if int(id) >= len(g.edges) || !g.edges[id].live {
+		if int(id) >= len(g.edges) || !g.edgeLive(id) {
 			bad("edge %d is stored but not live in memory", id)
 			return nil
 		}
-		m := g.edges[id]
-		m.live = false
-		if m != rec {
+		if m := g.edges[id]; m != rec {
 			bad("edge %d differs between memory and disk", id)
 		}
 		if edgeHasProvenance(v) != g.provEdges.Contains(id) {

@@ -105,7 +105,7 @@ func (s *Store) ClearProject(ctx context.Context, t Tenant) (nodes, edges int, e
 			all := roaring.BitmapOf(b.delEdges...)
 			k = min(maxT, len(es))
 			for _, e := range es[:k] {
-				if s.g.edges[e].live {
+				if s.g.edgeLive(e) {
 					all.Add(e)
 				}
 			}

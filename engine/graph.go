@@ -30,6 +30,9 @@ type graph struct {
 	// cache miss (View.Live).
 	liveW []uint64
 	edges []edgeRec // by edge id
+	// edgeLiveW has bit i set when edge i is live: a flag in edgeRec
+	// would pad the record from 24 bytes to 32 (40 MB at 5M edges).
+	edgeLiveW []uint64
 
 	out, in []*roaring.Bitmap // by dense id: incident edge ids; nil when empty
 
@@ -97,9 +100,9 @@ type nodeRec struct {
 	uuid     uuid
 	tenant   uint32
 	live     bool
+	exact    bool // the name is exact (code.go); beside live, where the record has room
 	name     string
 	norm     string // the identity key: NormalizeName(name), or exactKey(name) when exact
-	exact    bool   // the name is exact (code.go)
 	typ      string
 	aliases  []string
 	descHash uint64 // detects a changed description without keeping it in memory
@@ -109,11 +112,12 @@ type nodeRec struct {
 	code     *codeInfo // location and signature; nil when neither (code.go)
 }
 
+// edgeRec is an edge's in-memory record; whether it is live is
+// graph.edgeLiveW's bit.
 type edgeRec struct {
 	src, dst uint32
 	rel      uint32
 	tenant   uint32
-	live     bool
 	weight   float64
 }
 
@@ -272,7 +276,18 @@ func (g *graph) growNodes(n uint32) {
 
 func (g *graph) growEdges(n uint32) {
 	g.edges = growRecords(g.edges, n, 4096, g.deletedEdges)
+	if w := (len(g.edges) + 63) / 64; w > len(g.edgeLiveW) {
+		if w > cap(g.edgeLiveW) {
+			nl := make([]uint64, len(g.edgeLiveW), (cap(g.edges)+63)/64)
+			copy(nl, g.edgeLiveW)
+			g.edgeLiveW = nl
+		}
+		g.edgeLiveW = g.edgeLiveW[:w] // new words: clear (not live)
+	}
 }
+
+// edgeLive reports whether edge id is live (id below len(g.edges)).
+func (g *graph) edgeLive(id uint32) bool { return g.edgeLiveW[id>>6]&(1<<(id&63)) != 0 }
 
 // putNode makes id live with rec (insert or replace).
 func (g *graph) putNode(id uint32, rec nodeRec) {
@@ -376,7 +391,7 @@ func (g *graph) removeNode(id uint32) {
 func (g *graph) putEdge(id uint32, rec edgeRec) {
 	g.growEdges(id + 1)
 	old := &g.edges[id]
-	if old.live {
+	if g.edgeLive(id) {
 		if old.weight != rec.weight {
 			old.weight = rec.weight
 			g.ranked[old.src].Store(nil)
@@ -384,8 +399,8 @@ func (g *graph) putEdge(id uint32, rec edgeRec) {
 		}
 		return
 	}
-	rec.live = true
 	g.edges[id] = rec
+	g.edgeLiveW[id>>6] |= 1 << (id & 63)
 	g.deletedEdges.Remove(id)
 	g.liveEdges++
 	if g.out[rec.src] == nil {
@@ -405,7 +420,7 @@ func (g *graph) putEdge(id uint32, rec edgeRec) {
 
 func (g *graph) removeEdge(id uint32) {
 	e := &g.edges[id]
-	if !e.live {
+	if !g.edgeLive(id) {
 		return
 	}
 	if b := g.out[e.src]; b != nil {
@@ -428,6 +443,7 @@ func (g *graph) removeEdge(id uint32) {
 	g.deletedEdges.Add(id)
 	g.provEdges.Remove(id)
 	*e = edgeRec{}
+	g.edgeLiveW[id>>6] &^= 1 << (id & 63)
 	g.liveEdges--
 }
 

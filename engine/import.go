@@ -855,7 +855,7 @@ func (b *batch) commit() error {
 	// edges: an import that staged some of them before letting the writer
 	// lock go sees whether they are still as it saw them.
 	for _, id := range b.delEdges {
-		if e := &b.g.edges[id]; e.live {
+		if e := &b.g.edges[id]; b.g.edgeLive(id) {
 			b.g.gens[e.tenant]++
 		}
 		b.g.removeEdge(id)

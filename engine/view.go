@@ -56,7 +56,7 @@ func (v *View) Edge(e uint32) EdgeInfo {
 }
 
 // EdgeLive reports whether e is a live edge.
-func (v *View) EdgeLive(e uint32) bool { return int(e) < len(v.g.edges) && v.g.edges[e].live }
+func (v *View) EdgeLive(e uint32) bool { return int(e) < len(v.g.edges) && v.g.edgeLive(e) }
 
 // NodeWeight is node n's EMA weight.
 func (v *View) NodeWeight(n uint32) float64 { return v.g.nodeWeight(n) }

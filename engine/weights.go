@@ -138,7 +138,7 @@ func (s *Store) UpdateEdgeWeights(ctx context.Context, edges []uint32, alpha, ta
 	_, err := s.write(ctx, func(b *batch) error {
 		seen := map[uint32]bool{}
 		for _, e := range edges {
-			if seen[e] || int(e) >= len(b.g.edges) || !b.g.edges[e].live {
+			if seen[e] || int(e) >= len(b.g.edges) || !b.g.edgeLive(e) {
 				continue
 			}
 			seen[e] = true

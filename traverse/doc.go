@@ -62,9 +62,10 @@
 //
 // # Concurrency and memory
 //
-// Expand is safe for concurrent use: per-call scratch (per-node slots sized
-// to the graph, paths, the candidate table) comes from a sync.Pool and is
-// reset by epoch, so a warm call allocates nothing per candidate. The
+// Expand is safe for concurrent use: per-call scratch (a table of the
+// nodes the walk entered, sized by what it entered rather than by the
+// graph, paths, the candidate table) comes from a sync.Pool and is reset
+// by epoch, so a warm call allocates nothing per candidate. The
 // returned slice is the caller's: it is dst[:0], grown, so dst's old
 // contents are overwritten, and the caller may change the candidates (the
 // composer copies them into its own render records). Candidate ids are the View's

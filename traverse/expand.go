@@ -47,7 +47,7 @@ type Candidate struct {
 // its best score.
 func Expand(v *engine.View, seeds []Seed, opts Options, dst []Candidate) []Candidate {
 	o := opts.withDefaults()
-	sc := getScratch(v.NodeCap())
+	sc := getScratch()
 	defer putScratch(sc)
 	if o.Depth == 0 {
 		return sc.depthZero(v, seeds, o, dst[:0])
@@ -59,20 +59,9 @@ func Expand(v *engine.View, seeds []Seed, opts Options, dst []Candidate) []Candi
 	return sc.expandQuery(v, seeds, o, q, dst[:0])
 }
 
-// slot is the walk's per-node state, valid for one call when its stamp
-// equals the scratch's epoch: whether the node entered the walk (epoch),
-// the frontier round it last ended a path in, and its best seed score
-// (depth 0).
-type slot struct {
-	epoch uint32
-	round uint32
-	reach float64
-}
-
 type scratch struct {
-	epoch   uint32
 	round   uint32
-	slots   []slot
+	nodes   nodeSet // the nodes that entered the walk, with their state
 	visited []uint32
 	table   candTable
 	paths   []path // the current hop's paths
@@ -94,17 +83,9 @@ type scratch struct {
 
 var pool = sync.Pool{New: func() any { return &scratch{} }}
 
-func getScratch(nodes int) *scratch {
+func getScratch() *scratch {
 	sc := pool.Get().(*scratch)
-	if len(sc.slots) < nodes {
-		sc.slots = make([]slot, nodes+nodes/8)
-		sc.epoch = 0
-	}
-	sc.epoch++
-	if sc.epoch == 0 { // wrapped: stale stamps could collide
-		clear(sc.slots)
-		sc.epoch = 1
-	}
+	sc.nodes.reset()
 	sc.visited = sc.visited[:0]
 	return sc
 }
@@ -133,28 +114,27 @@ var noQuery = Query{Rel: func(uint32) uint64 { return 0 }}
 // depthZero handles depth 0: edges whose endpoints are both seeds, scored
 // as hop 1 from the better seed.
 func (sc *scratch) depthZero(v *engine.View, seeds []Seed, o Options, dst []Candidate) []Candidate {
-	ep := sc.epoch
 	for _, s := range seeds {
 		if !v.Live(s.Node) || !(s.Score > 0) {
 			continue
 		}
-		sl := &sc.slots[s.Node]
-		if sl.epoch != ep {
-			sl.epoch, sl.reach = ep, 0
+		i := sc.nodes.find(s.Node)
+		if i < 0 {
+			i = sc.nodes.add(s.Node)
 			sc.visited = append(sc.visited, s.Node)
 		}
-		sl.reach = max(sl.reach, min(s.Score, 1))
+		sc.nodes.reach[i] = max(sc.nodes.reach[i], min(s.Score, 1))
 	}
 	sc.table.reset(len(sc.visited) * 8)
 	for _, n := range sc.visited {
-		sl := &sc.slots[n]
+		reach := sc.nodes.reach[sc.nodes.find(n)]
 		for _, in := range top(v, n, o.MaxFanout) {
 			other := in.Other()
-			if sc.slots[other].epoch != ep || !relOK(o.Rels, in.Rel) {
+			if sc.nodes.find(other) < 0 || !relOK(o.Rels, in.Rel) {
 				continue
 			}
 			wf := (0.8 + 0.4*in.Weight) * (0.8 + 0.4*(v.NodeWeight(n)+v.NodeWeight(other))/2) / wfMax
-			dst, _ = sc.offerQ(dst, n, in, sl.reach*wf, 1, Candidate{Seed: n, SeedScore: float32(sl.reach), Match: 1, WeightF: float32(wf), HubF: 1, EdgeF: 1})
+			dst, _ = sc.offerQ(dst, n, in, reach*wf, 1, Candidate{Seed: n, SeedScore: float32(reach), Match: 1, WeightF: float32(wf), HubF: 1, EdgeF: 1})
 		}
 	}
 	return dst

@@ -221,8 +221,7 @@ func (sc *scratch) expandQuery(v *engine.View, seeds []Seed, o Options, q *Query
 	}
 	// Node masks: a small hash table (a few hundred nodes match query
 	// words), asked for every edge the walk looks at; it stays in cache
-	// where the per-node slots would not.
-	ep := sc.epoch
+	// where a table by node id would not.
 	sc.masks.reset(len(q.Nodes))
 	for _, nm := range q.Nodes {
 		sc.masks.or(nm.Node, nm.Mask)
@@ -278,15 +277,13 @@ func (sc *scratch) expandQuery(v *engine.View, seeds []Seed, o Options, q *Query
 	}
 	sc.table.reset(len(seeds) * o.MaxFanout * 2)
 	visit := func(n uint32) bool {
-		sl := &sc.slots[n]
-		if sl.epoch == ep {
+		if sc.nodes.find(n) >= 0 {
 			return true
 		}
-		if len(sc.visited) >= o.MaxVisited {
+		if sc.nodes.count() >= o.MaxVisited {
 			return false
 		}
-		sl.epoch, sl.round = ep, 0
-		sc.visited = append(sc.visited, n)
+		sc.nodes.add(n)
 		return true
 	}
 	// Round 0: the seeds.
@@ -324,11 +321,11 @@ seeds:
 				if w == beam {
 					break
 				}
-				sl := &sc.slots[p.node]
-				if sl.round == sc.round {
+				i := sc.nodes.find(p.node)
+				if sc.nodes.round[i] == sc.round {
 					continue // a better path already ends here
 				}
-				sl.round = sc.round
+				sc.nodes.round[i] = sc.round
 				frontier[w] = p
 				w++
 			}
@@ -375,9 +372,19 @@ seeds:
 				if p.hops > 0 {
 					parent = p.chain[p.hops-1] + 1
 				}
-				var ci int32
-				dst, ci = sc.offerQ(dst, p.node, in, imp, uint8(hop), Candidate{Seed: p.origin, SeedScore: float32(p.seed),
-					Match: float32(fm), WeightF: float32(wf / wfMax), HubF: float32(hub), EdgeF: float32(ef), Parent: parent, Gain: gain != 0})
+				// offerQ's work, written in place: the candidate is a cache
+				// line, built once in dst rather than copied there.
+				ci, found := sc.table.slot(in.Edge, int32(len(dst)))
+				if !found {
+					src, dn := in.Ends(p.node)
+					dst = append(dst, Candidate{Edge: in.Edge, Src: src, Dst: dn, Rel: in.Rel, Importance: imp, From: p.node, Hop: uint8(hop),
+						Seed: p.origin, SeedScore: float32(p.seed), Match: float32(fm), WeightF: float32(wf / wfMax), HubF: float32(hub),
+						EdgeF: float32(ef), Parent: parent, Gain: gain != 0})
+				} else if c := &dst[ci]; imp > c.Importance || (imp == c.Importance && uint8(hop) < c.Hop) {
+					c.Importance, c.From, c.Hop = imp, p.node, uint8(hop)
+					c.Seed, c.SeedScore, c.Match, c.WeightF, c.HubF = p.origin, float32(p.seed), float32(fm), float32(wf/wfMax), float32(hub)
+					c.EdgeF, c.Parent, c.Gain = float32(ef), parent, gain != 0
+				}
 				for _, a := range p.chain[:p.hops] {
 					if imp > dst[a].Importance {
 						dst[a].Importance, dst[a].Lent = imp, true
@@ -404,7 +411,11 @@ seeds:
 					scan = nodeScan
 				}
 			}
-			for i, in := range list[:min(len(list), scan)] {
+			// The strongest MaxFanout edges are all offered (but for
+			// Options.Rels and the straight way back).
+			lim := min(len(list), scan)
+			head := min(lim, o.MaxFanout)
+			for i, in := range list[:head] {
 				if !relOK(o.Rels, in.Rel) {
 					continue
 				}
@@ -412,30 +423,55 @@ seeds:
 				if other == p.prev && p.hops > 0 {
 					continue // straight back
 				}
-				match := relMask(in.Rel)
-				if i < nodeScan {
-					match |= nodeMask(other)
-				}
-				match &= all
+				match := (relMask(in.Rel) | sc.masks.get(other)) & all
 				gain := match &^ p.mask
-				if i >= o.MaxFanout {
-					// Beyond the strongest, an edge that explains a word, or
-					// (reading enumerations) a node's one edge of its kind,
-					// which the cap on the first does not hold back: a node
-					// has at most one per relationship and direction, and
-					// its hundred award nominations all explain "award".
-					if one := alike > 0 && in.Alike == 1; !one {
-						if gain == 0 || matched >= matchCap {
-							continue
-						}
-						matched++
-					}
-				}
 				if i < gathered {
 					offer(in, match, gain, sc.farW[i])
 				} else {
 					offer(in, match, gain, v.NodeWeight(other))
 				}
+			}
+			// Beyond the strongest, an edge that explains a word, or
+			// (reading enumerations) a node's one edge of its kind, which
+			// the cap on the first does not hold back: a node has at most
+			// one per relationship and direction, and its hundred award
+			// nominations all explain "award". Its far name counts up to
+			// nodeScan, its relationship alone past it. Most edges explain
+			// nothing new: a tight test of the memoised masks skips them
+			// before the checks above.
+			wantOne := alike > 0
+			for i := head; i < lim; i++ {
+				in := &list[i]
+				other := in.Other()
+				rm := uint64(0)
+				if r := in.Rel; int(r) < len(sc.relSeen) && sc.relSeen[r] == sc.relStamp {
+					rm = sc.relMasks[r]
+				} else {
+					rm = relMask(r)
+				}
+				match := rm
+				if i < nodeScan {
+					match |= sc.masks.get(other)
+				}
+				match &= all
+				gain := match &^ p.mask
+				one := wantOne && in.Alike == 1
+				if gain == 0 && !one {
+					continue
+				}
+				if !relOK(o.Rels, in.Rel) {
+					continue
+				}
+				if other == p.prev && p.hops > 0 {
+					continue // straight back
+				}
+				if !one {
+					if matched >= matchCap {
+						continue
+					}
+					matched++
+				}
+				offer(*in, match, gain, v.NodeWeight(other))
 			}
 			// A hub beyond the scanned prefix: the edges of the matched
 			// relationships, through their bitmaps.

@@ -111,8 +111,8 @@
 // average length otherwise), and counts it in the coord factors below.
 // At most the 8 rarest dropped terms re-rank, and only terms in at most
 // half of the documents (idf below 0.7: nearly every match has them).
-// Containment is found by intersecting the matches' bitmap with the
-// dropped term's postings bitmap, so re-ranking costs a bitmap AND per
+// Containment is found by skipping through the dropped term's postings
+// bitmap from match to match, so re-ranking costs a search per match and
 // dropped term, not a decode of its postings. So the ranking among the
 // documents of the rare terms stays close to full BM25: for
 // "timeout reading invoice" the ~2,000 errors with "timeout" are the

@@ -126,26 +126,42 @@ type engineScratch struct {
 	cursors []cursor
 	pls     []segment.PostingsList
 	its     []segment.PostingsIterator
-	dicts   []segment.TermDictionary // [segment*numTextFields+field], per search
-	matches []match
-	docs    []uint32
-	den     [numTextFields][denTableSize]float64 // see termScore
-	sat     [numTextFields][denTableSize]float64 // see sat1
+	// dicts are the segments' dictionaries, [segment*dictCols+field], the
+	// last column the tenant field's (dictTenant). They outlive a search:
+	// a row is kept while the next snapshot searched holds the segment it
+	// was opened on (dictSegs), since opening one costs a vellum reader.
+	// The snapshot searched holds its segments open, and a kept segment
+	// is never a new one (the pointer is held), so a row of a segment
+	// since closed is dropped, never read.
+	dicts      []segment.TermDictionary
+	dictSegs   []segment.Segment
+	dictTenant string
+	matches    []match
+	docs       []uint32
+	// post walks a dropped term's postings bitmap in rerank (reused: no
+	// allocation per term).
+	post roaring.IntIterator
+	den  [numTextFields][denTableSize]float64 // see termScore
+	sat  [numTextFields][denTableSize]float64 // see sat1
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(engineScratch) }}
 
-// release drops the scratch's references into the snapshot's segments
-// and returns it to the pool.
+// dictCols is the dictionaries kept a segment: the text fields' and the
+// tenant field's.
+const dictCols = numTextFields + 1
+
+// release drops the scratch's references into the snapshot's segments,
+// but for their dictionaries (see dicts), and returns it to the pool.
 func (sc *engineScratch) release() {
 	sc.freqs = nil
 	clear(sc.pls[:cap(sc.pls)])
 	clear(sc.its[:cap(sc.its)])
-	clear(sc.dicts[:cap(sc.dicts)])
 	clear(sc.cursors[:cap(sc.cursors)])
 	for i := range sc.kt {
 		sc.kt[i].term = nil
 	}
+	sc.post = roaring.IntIterator{}
 	if cap(sc.matches) > 1<<16 {
 		sc.matches = nil // do not pool a huge one
 	}
@@ -164,18 +180,62 @@ type evaluation struct {
 	sat    *[numTextFields][denTableSize]float64
 }
 
-// dict returns segment i's dictionary of field f, opened once per search.
+// dict returns segment i's dictionary of field f (numTextFields: the
+// tenant field's), opened once for as long as the scratch searches
+// snapshots holding the segment (keepDicts).
 func (e *evaluation) dict(i, f int) (segment.TermDictionary, error) {
-	slot := i*numTextFields + f
+	slot := i*dictCols + f
 	if d := e.sc.dicts[slot]; d != nil {
 		return d, nil
 	}
-	d, err := e.segs[i].Segment().Dictionary(textFields[f].name)
+	name := e.sc.dictTenant
+	if f < numTextFields {
+		name = textFields[f].name
+	}
+	d, err := e.segs[i].Segment().Dictionary(name)
 	if err != nil {
 		return nil, err
 	}
 	e.sc.dicts[slot] = d
 	return d, nil
+}
+
+// keepDictionaries lets a scratch keep its dictionaries between searches
+// (tests turn it off for the reference: every search opens its own).
+var keepDictionaries = true
+
+// keepDicts lines sc's dictionaries up with segs: a row stays while its
+// segment is segs' at the same place, the tenant column while the tenant
+// field is the same; the rest is dropped.
+func (sc *engineScratch) keepDicts(segs []*scorch.SegmentSnapshot, tenantField string) {
+	if !keepDictionaries {
+		clear(sc.dicts[:cap(sc.dicts)])
+	}
+	nd := len(segs) * dictCols
+	if cap(sc.dicts) < nd {
+		d := make([]segment.TermDictionary, nd)
+		copy(d, sc.dicts[:cap(sc.dicts)])
+		sc.dicts = d
+		g := make([]segment.Segment, len(segs))
+		copy(g, sc.dictSegs[:cap(sc.dictSegs)])
+		sc.dictSegs = g
+	}
+	clear(sc.dicts[nd:cap(sc.dicts)])
+	sc.dicts = sc.dicts[:nd]
+	clear(sc.dictSegs[len(segs):cap(sc.dictSegs)])
+	sc.dictSegs = sc.dictSegs[:len(segs)]
+	for i, s := range segs {
+		if seg := s.Segment(); sc.dictSegs[i] != seg {
+			clear(sc.dicts[i*dictCols : (i+1)*dictCols])
+			sc.dictSegs[i] = seg
+		}
+	}
+	if sc.dictTenant != tenantField {
+		for i := range segs {
+			sc.dicts[i*dictCols+numTextFields] = nil
+		}
+		sc.dictTenant = tenantField
+	}
 }
 
 // deleted is segment s's deletion bitmap, nil when it has none: zap
@@ -211,11 +271,7 @@ func (ix *Index) run(ctx context.Context, snap *scorch.IndexSnapshot, sc *engine
 	e := evaluation{ctx: ctx, segs: snap.Segments(), sc: sc, den: &sc.den, sat: &sc.sat}
 	clear(sc.den[:])
 	clear(sc.sat[:])
-	nd := len(e.segs) * numTextFields
-	if cap(sc.dicts) < nd {
-		sc.dicts = make([]segment.TermDictionary, nd)
-	}
-	sc.dicts = sc.dicts[:nd]
+	sc.keepDicts(e.segs, tenantField)
 
 	n, err := snap.DocCount()
 	if err != nil || n == 0 {
@@ -342,7 +398,7 @@ func (e *evaluation) segment(i int, s *scorch.SegmentSnapshot, tenantField strin
 	// document of the segment is in the tenant.
 	var tenant segment.PostingsIterator
 	tenantDoc := uint64(0)
-	td, err := s.Segment().Dictionary(tenantField)
+	td, err := e.dict(i, numTextFields)
 	if err != nil {
 		return err
 	}
@@ -505,17 +561,16 @@ func (e *evaluation) score(m *match) float64 {
 // containing it its BM25 score for a term frequency of 1 and the field
 // length known from phase 1 (the average length when no kept term matched
 // that field). The matches containing a term are the intersection of
-// their bitmap with the term's postings bitmap, so the cost is a bitmap
-// AND per dropped term, whatever its document frequency.
+// their list with the term's postings bitmap, the postings skipped to each
+// match in turn (no bitmap is built), so the cost is a search per match and
+// dropped term, whatever the term's document frequency.
 func (e *evaluation) rerank(i int, matches []match) error {
 	sc := e.sc
 	docs := sc.docs[:0]
 	for j := range matches {
 		docs = append(docs, matches[j].doc)
 	}
-	sc.docs = docs
-	mbm := roaring.New()
-	mbm.AddMany(docs) // ascending
+	sc.docs = docs // ascending
 	for j := e.nKept; j < len(sc.kt); j++ {
 		t := &sc.kt[j]
 		d, err := e.dict(i, t.field)
@@ -568,18 +623,26 @@ func (e *evaluation) rerank(i int, matches []match) error {
 		if bm == nil {
 			continue
 		}
-		both := roaring.And(mbm, bm)
-		k := 0
-		itr := both.Iterator()
-		for itr.HasNext() {
-			doc := itr.Next()
-			for docs[k] < doc {
-				k++
-			}
-			add(k)
-		}
+		eachCommon(&sc.post, bm, docs, add)
 	}
 	return nil
+}
+
+// eachCommon calls fn(k), k ascending, for each docs[k] in bm; docs must
+// be ascending. It skips it through bm's containers from match to match
+// (it reuses it, allocating nothing), where building a bitmap of docs and
+// intersecting it with bm allocated both.
+func eachCommon(it *roaring.IntIterator, bm *roaring.Bitmap, docs []uint32, fn func(k int)) {
+	it.Initialize(bm)
+	for k, doc := range docs {
+		it.AdvanceIfNeeded(doc)
+		if !it.HasNext() {
+			return
+		}
+		if it.PeekNext() == doc {
+			fn(k)
+		}
+	}
 }
 
 // termScore is bleve's BM25 term score (scorer.TermQueryScorer) of the
