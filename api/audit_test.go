@@ -90,11 +90,7 @@ func TestSessionOwnershipInBodies(t *testing.T) {
 // with any body.
 func TestForwardedPrincipalBoundToItsNode(t *testing.T) {
 	key := []byte("cluster-principal-key")
-	fb := &fakeCluster{key: key}
-	b := startServerWith(t, func(c *Config) { c.Cluster = fb })
-	rec := &recorder{h: b.srv.Handler()}
-	bURL := httptest.NewServer(rec)
-	t.Cleanup(bURL.Close)
+	fb, _, rec, bURL := recordedNode(t, key)
 	fb.self = bURL.URL
 	fc := &fakeCluster{key: key}
 	c := startServerWith(t, func(cfg *Config) { cfg.Cluster = fc })

@@ -205,6 +205,18 @@ func (r *recorder) take() []http.Header {
 	return s
 }
 
+// recordedNode starts a node of a fake cluster keyed by key behind a
+// recorder of the requests sent to it: the fake cluster, the node, the
+// recorder and the server in front of it.
+func recordedNode(t *testing.T, key []byte) (*fakeCluster, *testServer, *recorder, *httptest.Server) {
+	fb := &fakeCluster{key: key}
+	b := startServerWith(t, func(c *Config) { c.Cluster = fb })
+	rec := &recorder{h: b.srv.Handler()}
+	srv := httptest.NewServer(rec)
+	t.Cleanup(srv.Close)
+	return fb, b, rec, srv
+}
+
 // TestClusterForwardsPrincipal: node A proxies the requests of org_b to
 // node B with a principal signed by the cluster key, never the caller's
 // bearer token; B takes a valid principal instead of a token and refuses
@@ -213,11 +225,7 @@ func (r *recorder) take() []http.Header {
 // error does not name the node.
 func TestClusterForwardsPrincipal(t *testing.T) {
 	key := []byte("cluster-principal-key")
-	fb := &fakeCluster{key: key}
-	b := startServerWith(t, func(c *Config) { c.Cluster = fb })
-	rec := &recorder{h: b.srv.Handler()}
-	bURL := httptest.NewServer(rec)
-	t.Cleanup(bURL.Close)
+	fb, _, rec, bURL := recordedNode(t, key)
 	dead, _ := net.Listen("tcp", "127.0.0.1:0")
 	deadURL := "http://" + dead.Addr().String()
 	dead.Close()
