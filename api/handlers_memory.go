@@ -173,7 +173,8 @@ func (s *Server) handlePatchObservation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := pathItemID(c, "id"); err != nil {
+	obsID, err := pathItemID(c, "id")
+	if err != nil {
 		return err
 	}
 	var body observationPatch
@@ -186,14 +187,14 @@ func (s *Server) handlePatchObservation(c echo.Context) error {
 	}
 	// What the caller may not read does not exist for it.
 	id := principal(token(c), "", t.Org, t.Project)
-	if _, err := s.app.Composer.Observation(id, t, c.Param("id")); err != nil {
+	if _, err := s.app.Composer.Observation(id, t, obsID); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	if _, err := s.app.Write(ctx, service.Write{Kind: service.WriteUpdateObservation, Org: t.Org, Project: t.Project, ID: c.Param("id"), ObservationPatch: &p}); err != nil {
+	if _, err := s.app.Write(ctx, service.Write{Kind: service.WriteUpdateObservation, Org: t.Org, Project: t.Project, ID: obsID, ObservationPatch: &p}); err != nil {
 		return err
 	}
-	o, err := s.app.Composer.Observation(id, t, c.Param("id"))
+	o, err := s.app.Composer.Observation(id, t, obsID)
 	if err != nil {
 		return err
 	}
