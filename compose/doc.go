@@ -27,7 +27,7 @@
 // the Cedar PEP (package policy) before its line is rendered, skip and
 // continue within the token budget, header included. Observations are
 // ranked by fused relevance times their learnt weight, the best hits
-// bringing the notes recorded next to them in their session (follow.go). The README
+// bringing the note recorded next in their session (follow.go). The README
 // ("How triplets are scored") has the formula and a worked example; every
 // block route can explain each line's score parts. Query words weigh their
 // inverse frequency among the scope's own names (code.go, scopeFreqs).

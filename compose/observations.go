@@ -139,7 +139,7 @@ func (c *Composer) Observations(ctx context.Context, id policy.Identity, t engin
 // searchObservations ranks the observations of t that f selects against
 // query, as observationCandidates ranks them for a session block (one
 // project, no peers): fused relevance, then FeedbackScore. The followers
-// a block adds (the notes around a hit, for its context) are not hits of a
+// a block adds (the note after a hit, for its context) are not hits of a
 // search and are left out. It returns the first n that pr lets its
 // identity read, in ranking order, and whether more follow.
 func (c *Composer) searchObservations(ctx context.Context, pr *policy.Request, t engine.Tenant, f engine.ObservationFilter, query string, n int) ([]ObsCandidate, bool, error) {

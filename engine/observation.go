@@ -470,23 +470,10 @@ func (v *View) ObsByID(id string) (uint32, bool) {
 	return d, ok
 }
 
-// ObsSessionPrev and ObsSessionNext return the live observation recorded
-// just before (after) observation d in its session (same tenant, same
-// non-empty session id, whatever other sessions recorded in between);
-// false when d has no session or is its session's first (last).
-func (v *View) ObsSessionPrev(d uint32) (uint32, bool) {
-	b := v.sessionOf(d)
-	if b == nil {
-		return 0, false
-	}
-	r := b.Rank(d) // d itself is the r-th
-	if r < 2 {
-		return 0, false
-	}
-	p, err := b.Select(uint32(r - 2))
-	return p, err == nil
-}
-
+// ObsSessionNext returns the live observation recorded just after
+// observation d in its session (same tenant, same non-empty session id,
+// whatever other sessions recorded in between); false when d has no
+// session or is its session's last.
 func (v *View) ObsSessionNext(d uint32) (uint32, bool) {
 	b := v.sessionOf(d)
 	if b == nil {
