@@ -16,10 +16,21 @@ const (
 	maxRecords = 256
 )
 
-// recordKey identifies a resource attribute record; the record does not
-// depend on the resource's Kind or ID, so all nodes of one project and type
-// share it.
-type recordKey struct{ org, project, typ string }
+// recordKey identifies a resource's attribute record (which does not
+// depend on its ID, so all nodes of one project and type share it) and its
+// kind: under a policy set that never tells two resources apart by id
+// (policySet.idFree), everything a decision reads of a resource.
+type recordKey struct {
+	kind              Kind
+	org, project, typ string
+}
+
+// recordMemo is a resource attribute record and, under an id-free policy
+// set, the decision every resource of its recordKey gets.
+type recordMemo struct {
+	rec            types.Record
+	decided, allow bool
+}
 
 // Request is a per-request decision cache bound to one identity, one verb
 // and the policy set that was active when it was created. It is not safe
@@ -34,7 +45,7 @@ type Request struct {
 	first  error      // first per-resource or evaluation error
 
 	decisions map[uint64]bool
-	records   map[recordKey]types.Record
+	records   map[recordKey]recordMemo
 
 	checks, hits int
 	released     bool
@@ -43,7 +54,7 @@ type Request struct {
 var requestPool = sync.Pool{New: func() any {
 	return &Request{
 		decisions: make(map[uint64]bool, 64),
-		records:   make(map[recordKey]types.Record, 8),
+		records:   make(map[recordKey]recordMemo, 8),
 	}
 }}
 
@@ -93,21 +104,51 @@ func (r *Request) Allow(key uint64, res Resource) bool {
 	return d
 }
 
+// Cached is Allow's answer for key when the Request has it without the
+// resource: a decision made before under key, or a Request that denies
+// everything. ok false means only Allow with the resource can answer; a
+// caller whose resource costs something to build (strings read from a
+// store) asks Cached first. Counted in Stats as Allow's answers are.
+func (r *Request) Cached(key uint64) (allow, ok bool) {
+	if r == nil || r.released {
+		return false, true
+	}
+	if r.err != nil || r.set == nil {
+		r.checks++
+		return false, true
+	}
+	if d, ok := r.decisions[key]; ok {
+		r.checks++
+		r.hits++
+		return d, true
+	}
+	return false, false
+}
+
 func (r *Request) miss(res Resource) (bool, error) {
 	uid, err := resourceUID(res)
 	if err != nil {
 		return false, err
 	}
-	k := recordKey{res.OrgID, res.ProjectID, res.Type}
-	rec, ok := r.records[k]
-	if !ok {
-		rec = resourceAttrs(res.OrgID, res.ProjectID, res.Type)
-		if len(r.records) < maxRecords {
-			r.records[k] = rec
-		}
+	k := recordKey{res.Kind, res.OrgID, res.ProjectID, res.Type}
+	m, ok := r.records[k]
+	if m.decided {
+		return m.allow, nil
 	}
-	r.ents.resource = types.Entity{UID: uid, Attributes: rec}
-	return decide(r.set, &r.ents, r.action, r.ctx)
+	if !ok {
+		m.rec = resourceAttrs(res.OrgID, res.ProjectID, res.Type)
+	}
+	r.ents.resource = types.Entity{UID: uid, Attributes: m.rec}
+	d, err := decide(r.set, &r.ents, r.action, r.ctx)
+	// An id-free set decides every resource of one record alike. An error
+	// is not memoised: its message may name the resource.
+	if r.set.idFree && err == nil {
+		m.decided, m.allow = true, d
+	}
+	if ok || len(r.records) < maxRecords {
+		r.records[k] = m
+	}
+	return d, err
 }
 
 // Stats returns how many Allow calls this Request answered and how many of

@@ -71,6 +71,10 @@ type policySet struct {
 	version uint64
 	ids     []cedar.PolicyID
 	list    []*cedar.Policy
+	// idFree says that no policy can tell two resources of one kind and
+	// attribute record apart (resourceIDFree): a Request decides such
+	// resources once.
+	idFree bool
 	// all is built once so that handing the set to cedar.Authorize (which
 	// wants a PolicyIterator) costs no closure allocation per decision.
 	all iter.Seq2[cedar.PolicyID, *cedar.Policy]
@@ -117,6 +121,7 @@ func compile(text string, version uint64) (*policySet, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidPolicy, errors.Join(errs...))
 	}
+	s.idFree = resourceIDFree(list)
 	s.all = func(yield func(cedar.PolicyID, *cedar.Policy) bool) {
 		for i, p := range s.list {
 			if !yield(s.ids[i], p) {
@@ -125,6 +130,52 @@ func compile(text string, version uint64) (*policySet, error) {
 		}
 	}
 	return s, nil
+}
+
+// resourceIDFree reports whether no policy of list reads a resource's
+// entity id. A resource entity is its id and its attribute record, with no
+// parents and no tags, so a policy reads the id only through its resource
+// scope (==, in, is ... in) or through the resource variable used other
+// than as the operand of an attribute access, a has test or a plain is test
+// (resource == X, resource in X, [resource].contains(...)). When none does,
+// two resources of one kind and record get one decision. Anything the
+// walk does not recognise counts as reading the id: the answer errs only
+// towards deciding every resource.
+func resourceIDFree(list []*cedar.Policy) bool {
+	for _, p := range list {
+		a := (*xast.Policy)(p.AST())
+		switch a.Resource.(type) {
+		case xast.ScopeTypeAll, xast.ScopeTypeIs:
+		default:
+			return false
+		}
+		reads := false
+		for _, c := range a.Conditions {
+			xast.Inspect(xast.NewNode(c.Body), func(n xast.IsNode) bool {
+				switch n := n.(type) {
+				case xast.NodeTypeAccess:
+					return !isResource(n.Arg)
+				case xast.NodeTypeHas:
+					return !isResource(n.Arg)
+				case xast.NodeTypeIs:
+					return !isResource(n.Left)
+				case xast.NodeTypeVariable:
+					reads = reads || n.Name == "resource"
+				}
+				return true
+			})
+		}
+		if reads {
+			return false
+		}
+	}
+	return true
+}
+
+// isResource reports whether n is the resource variable.
+func isResource(n xast.IsNode) bool {
+	v, ok := n.(xast.NodeTypeVariable)
+	return ok && v.Name == "resource"
 }
 
 // newValidator resolves SchemaText and returns a strict validator. It is
