@@ -28,13 +28,25 @@ func obsResource(v *engine.View, d uint32) policy.Resource {
 
 // allowNode reports whether pr lets its identity read live node n.
 func allowNode(pr *policy.Request, v *engine.View, n uint32) bool {
-	return v.Live(n) && pr.Allow(uint64(n), nodeResource(v, n))
+	if !v.Live(n) {
+		return false
+	}
+	if d, ok := pr.Cached(uint64(n)); ok {
+		return d
+	}
+	return pr.Allow(uint64(n), nodeResource(v, n))
 }
 
 // allowObs reports whether pr lets its identity read live observation d.
 // Observation decisions are cached under keys apart from node ones.
 func allowObs(pr *policy.Request, v *engine.View, d uint32) bool {
-	return v.ObsLive(d) && pr.Allow(1<<32|uint64(d), obsResource(v, d))
+	if !v.ObsLive(d) {
+		return false
+	}
+	if a, ok := pr.Cached(1<<32 | uint64(d)); ok {
+		return a
+	}
+	return pr.Allow(1<<32|uint64(d), obsResource(v, d))
 }
 
 // QueryTriplets is the triplet query of project t as id may see it: only

@@ -130,15 +130,19 @@ func (qw *queryWords) mask(stems []string) uint64 {
 
 // queryScratch is a request's traverse.Query and what it is built from.
 type queryScratch struct {
-	words  queryWords
-	toks   []string // every part of the query, stop words included (verbatim matches)
-	freqs  text.TermFreqs
-	q      traverse.Query
-	hits   []fuse.Ranked
-	relM   []uint64
-	relSet []uint32 // per relationship id: stamp of the memo in relM
-	stamp  uint32
-	seeds  []seedScore
+	words queryWords
+	toks  []string // every part of the query, stop words included (verbatim matches)
+	// nameBuf and nameEnds hold a name's tokens (text.AppendSplitName)
+	// while calibrate compares them with toks.
+	nameBuf  []byte
+	nameEnds []int
+	freqs    text.TermFreqs
+	q        traverse.Query
+	hits     []fuse.Ranked
+	relM     []uint64
+	relSet   []uint32 // per relationship id: stamp of the memo in relM
+	stamp    uint32
+	seeds    []seedScore
 	// runners are the rescored hits past the seeds, best first (a view
 	// of seeds' array, valid until the next calibrate).
 	runners []seedScore
@@ -319,7 +323,8 @@ func (c *Composer) calibrate(v *engine.View, hits []fuse.Ranked, k int, sc *quer
 			}
 		}
 		cover := float64(covered) / float64(len(stems))
-		ms[i] = match{mw: mw, cover: cover, verbatim: containsRun(sc.toks, text.SplitName(name)), mask: mask, code: code}
+		sc.nameBuf, sc.nameEnds = text.AppendSplitName(sc.nameBuf[:0], sc.nameEnds[:0], name)
+		ms[i] = match{mw: mw, cover: cover, verbatim: containsRun(sc.toks, sc.nameBuf, sc.nameEnds), mask: mask, code: code}
 		best = max(best, mw)
 	}
 	// A test's name spelled out in the query makes it about tests.
@@ -514,15 +519,23 @@ func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\
 // marks and brackets, never what names hold inside (apostrophes, dots).
 func isEdgePunct(r rune) bool { return strings.ContainsRune(`?!.,;:"()[]{}<>`+"`", r) }
 
-// containsRun reports whether run stands in toks as consecutive elements.
-func containsRun(toks, run []string) bool {
-	if len(run) == 0 || len(run) > len(toks) {
+// containsRun reports whether a run of tokens stands in toks as
+// consecutive elements; the run's tokens are buf's bytes up to each of
+// ends in turn (text.AppendSplitName).
+func containsRun(toks []string, buf []byte, ends []int) bool {
+	if len(ends) == 0 || len(ends) > len(toks) {
 		return false
 	}
-	for i := 0; i+len(run) <= len(toks); i++ {
-		if slices.Equal(toks[i:i+len(run)], run) {
-			return true
+outer:
+	for i := 0; i+len(ends) <= len(toks); i++ {
+		start := 0
+		for j, end := range ends {
+			if toks[i+j] != string(buf[start:end]) {
+				continue outer
+			}
+			start = end
 		}
+		return true
 	}
 	return false
 }

@@ -33,3 +33,30 @@ func TestSortTop(t *testing.T) {
 		}
 	}
 }
+
+// TestSortKeys: sortKeys orders as the standard sort does, on shuffled,
+// sorted, reversed and organ-pipe inputs (the shapes that make a
+// median-of-three quicksort degrade to its fallback).
+func TestSortKeys(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, size := range []int{0, 1, 2, 12, 13, 100, 256, 3000} {
+		base := make([]spreadKey, size)
+		for i := range base {
+			base[i] = spreadKey{imp: float64(r.IntN(5)) / 5, hop: uint8(r.IntN(3)), edge: uint32(i) * 2654435761, idx: int32(i)} // distinct edges: an odd multiplier is a bijection
+		}
+		want := slices.Clone(base)
+		slices.SortFunc(want, compareSpreadKeys)
+		rev := slices.Clone(want)
+		slices.Reverse(rev)
+		pipe := append(slices.Clone(want[:size/2]), rev[:size-size/2]...)
+		for name, in := range map[string][]spreadKey{"shuffled": base, "sorted": want, "reversed": rev, "organ pipe": pipe} {
+			ks := slices.Clone(in)
+			sortKeys(ks)
+			got, wantSorted := slices.Clone(ks), slices.Clone(in)
+			slices.SortFunc(wantSorted, compareSpreadKeys)
+			if !slices.Equal(got, wantSorted) {
+				t.Fatalf("size %d, %s: sortKeys differs from slices.SortFunc", size, name)
+			}
+		}
+	}
+}

@@ -41,16 +41,20 @@ func spread(sc *graphScratch, rate float64) {
 	groups := len(sc.tseeds) + 1
 	sc.starts = append(sc.starts[:0], make([]int32, groups+1)...)
 	sc.group = slices.Grow(sc.group[:0], len(cs))[:len(cs)]
+	last, lastG := ^uint32(0), 0 // a walk lists a seed's candidates in runs
 	for i := range cs {
-		g := len(sc.tseeds)
-		for j, s := range sc.tseeds {
-			if s.Node == sc.walk[cs[i].idx].Seed {
-				g = j
-				break
+		seed := sc.walk[cs[i].idx].Seed
+		if seed != last {
+			last, lastG = seed, len(sc.tseeds)
+			for j, s := range sc.tseeds {
+				if s.Node == seed {
+					lastG = j
+					break
+				}
 			}
 		}
-		sc.group[i] = uint8(min(g, 255))
-		sc.starts[g+1]++
+		sc.group[i] = uint8(min(lastG, 255))
+		sc.starts[lastG+1]++
 	}
 	for g := 1; g <= groups; g++ {
 		sc.starts[g] += sc.starts[g-1]
@@ -88,6 +92,18 @@ func compareSpreadKeys(a, b spreadKey) int {
 	return traverse.Order(a.imp, b.imp, a.hop, b.hop, a.edge, b.edge)
 }
 
+// lessKey is compareSpreadKeys(*a, *b) < 0, small enough to inline: the
+// spread's sorts compare tens of thousands of keys a block.
+func lessKey(a, b *spreadKey) bool {
+	if a.imp != b.imp {
+		return a.imp > b.imp
+	}
+	if a.hop != b.hop {
+		return a.hop < b.hop
+	}
+	return a.edge < b.edge
+}
+
 // spreadTop is how many of a seed's candidates the spread ranks one by
 // one.
 const spreadTop = 256
@@ -106,7 +122,7 @@ func spreadFactorOf(rate float64, k int) float64 { return 1 + rate*float64(k) }
 // pivots.
 func sortTop(ks []spreadKey, n int) {
 	if len(ks) <= n {
-		slices.SortFunc(ks, compareSpreadKeys)
+		sortKeys(ks)
 		return
 	}
 	lo, hi := 0, len(ks) // the n-th least lies in ks[lo:hi]
@@ -122,29 +138,55 @@ func sortTop(ks []spreadKey, n int) {
 		}
 	}
 	if lo < hi {
-		slices.SortFunc(ks[lo:hi], compareSpreadKeys)
+		sortKeys(ks[lo:hi])
 	}
-	slices.SortFunc(ks[:n], compareSpreadKeys)
+	sortKeys(ks[:n])
 }
 
-// partitionKeys partitions ks around a median-of-three pivot and returns
-// the pivot's index: the keys before it are less, after it greater.
+// sortKeys sorts ks by lessKey: a quicksort on partitionKeys with an
+// insertion sort for short runs, and past 2 log2 len levels of partitions
+// that split badly, the standard library's sort.
+func sortKeys(ks []spreadKey) {
+	for budget := 2 * bits.Len(uint(len(ks))); len(ks) > 12; budget-- {
+		if budget == 0 {
+			slices.SortFunc(ks, compareSpreadKeys)
+			return
+		}
+		p := partitionKeys(ks)
+		if p < len(ks)-1-p { // recurse into the shorter side
+			sortKeys(ks[:p])
+			ks = ks[p+1:]
+		} else {
+			sortKeys(ks[p+1:])
+			ks = ks[:p]
+		}
+	}
+	for i := 1; i < len(ks); i++ {
+		for j := i; j > 0 && lessKey(&ks[j], &ks[j-1]); j-- {
+			ks[j], ks[j-1] = ks[j-1], ks[j]
+		}
+	}
+}
+
+// partitionKeys partitions ks (at least three keys) around a
+// median-of-three pivot and returns the pivot's index: the keys before it
+// are less, after it greater.
 func partitionKeys(ks []spreadKey) int {
 	last := len(ks) - 1
 	mid := last / 2
-	if compareSpreadKeys(ks[mid], ks[0]) < 0 {
+	if lessKey(&ks[mid], &ks[0]) {
 		ks[mid], ks[0] = ks[0], ks[mid]
 	}
-	if compareSpreadKeys(ks[last], ks[0]) < 0 {
+	if lessKey(&ks[last], &ks[0]) {
 		ks[last], ks[0] = ks[0], ks[last]
 	}
-	if compareSpreadKeys(ks[last], ks[mid]) < 0 {
+	if lessKey(&ks[last], &ks[mid]) {
 		ks[last], ks[mid] = ks[mid], ks[last]
 	}
 	ks[mid], ks[last] = ks[last], ks[mid] // the median to the end
 	pivot, i := ks[last], 0
 	for j := range last {
-		if compareSpreadKeys(ks[j], pivot) < 0 {
+		if lessKey(&ks[j], &pivot) {
 			ks[i], ks[j] = ks[j], ks[i]
 			i++
 		}
