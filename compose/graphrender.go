@@ -126,8 +126,16 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	}
 	bb.section(GraphHeader)
 	used := func() int { return bb.runes + cm.runes }
+	// policyTime is the time the policy's evaluations took: a decision
+	// the request made before costs a lookup, not worth two clock reads.
 	var policyTime time.Duration
 	allow := func(n uint32) bool {
+		if !v.Live(n) {
+			return false
+		}
+		if d, ok := pr.Cached(uint64(n)); ok {
+			return d
+		}
 		t := time.Now()
 		ok := allowNode(pr, v, n)
 		policyTime += time.Since(t)
