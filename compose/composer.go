@@ -103,10 +103,9 @@ type graphScratch struct {
 	codeGraph, located bool
 	// shown is the set of nodes a render has put in its block.
 	shown map[uint32]bool
-	// The spread's scratch: candidate indexes grouped by seed, the groups'
+	// The spread's scratch: each walk candidate's seed group, the groups'
 	// starts, and their fill positions.
 	starts, fill []int32
-	keys         []spreadKey
 	group        []uint8  // each candidate's seed group
 	blk          blockBuf // the block being rendered
 	ln           lineBuf  // the entry being rendered

@@ -131,8 +131,7 @@ func (c *Composer) prepareGraph(ctx context.Context, v *engine.View, req GraphRe
 		sc.walk = seedEntries(v, sc.tseeds, sc.walk)
 		sc.walk = fileEntries(v, sc.qs.runners, sc.walk)
 	}
-	sc.cands = entries(sc.cands, sc.walk)
-	spread(sc, spreadRate(sc.tseeds))
+	spreadEntries(sc, spreadRate(sc.tseeds))
 	if sc.keep {
 		sc.orig = append(sc.orig[:0], sc.cands...)
 	}

@@ -12,21 +12,21 @@ func TestSortTop(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, size := range []int{0, 1, 5, 17, 255, 256, 257, 300, 1000, 5000} {
 		for _, n := range []int{1, 3, 16, 256} {
-			ks := make([]spreadKey, size)
+			ks := make([]entry, size)
 			for i := range ks {
 				// Few distinct importances: ties are the common case.
-				ks[i] = spreadKey{imp: float64(r.IntN(7)) / 7, hop: uint8(r.IntN(3)), edge: uint32(i), idx: int32(i)}
+				ks[i] = entry{imp: float64(r.IntN(7)) / 7, entryFlags: entryFlags{hop: uint8(r.IntN(3))}, edge: uint32(i), idx: int32(i)}
 			}
 			r.Shuffle(len(ks), func(i, j int) { ks[i], ks[j] = ks[j], ks[i] })
 			want := slices.Clone(ks)
-			slices.SortFunc(want, compareSpreadKeys)
+			slices.SortFunc(want, compareEntries)
 			sortTop(ks, n)
 			m := min(n, size)
 			if !slices.Equal(ks[:m], want[:m]) {
 				t.Fatalf("size %d, n %d: first %d differ", size, n, m)
 			}
 			rest := slices.Clone(ks[m:])
-			slices.SortFunc(rest, compareSpreadKeys)
+			slices.SortFunc(rest, compareEntries)
 			if !slices.Equal(rest, want[m:]) {
 				t.Fatalf("size %d, n %d: the rest is not the other keys", size, n)
 			}
@@ -40,20 +40,20 @@ func TestSortTop(t *testing.T) {
 func TestSortKeys(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, size := range []int{0, 1, 2, 12, 13, 100, 256, 3000} {
-		base := make([]spreadKey, size)
+		base := make([]entry, size)
 		for i := range base {
-			base[i] = spreadKey{imp: float64(r.IntN(5)) / 5, hop: uint8(r.IntN(3)), edge: uint32(i) * 2654435761, idx: int32(i)} // distinct edges: an odd multiplier is a bijection
+			base[i] = entry{imp: float64(r.IntN(5)) / 5, entryFlags: entryFlags{hop: uint8(r.IntN(3))}, edge: uint32(i) * 2654435761, idx: int32(i)} // distinct edges: an odd multiplier is a bijection
 		}
 		want := slices.Clone(base)
-		slices.SortFunc(want, compareSpreadKeys)
+		slices.SortFunc(want, compareEntries)
 		rev := slices.Clone(want)
 		slices.Reverse(rev)
 		pipe := append(slices.Clone(want[:size/2]), rev[:size-size/2]...)
-		for name, in := range map[string][]spreadKey{"shuffled": base, "sorted": want, "reversed": rev, "organ pipe": pipe} {
+		for name, in := range map[string][]entry{"shuffled": base, "sorted": want, "reversed": rev, "organ pipe": pipe} {
 			ks := slices.Clone(in)
 			sortKeys(ks)
 			got, wantSorted := slices.Clone(ks), slices.Clone(in)
-			slices.SortFunc(wantSorted, compareSpreadKeys)
+			slices.SortFunc(wantSorted, compareEntries)
 			if !slices.Equal(got, wantSorted) {
 				t.Fatalf("size %d, %s: sortKeys differs from slices.SortFunc", size, name)
 			}

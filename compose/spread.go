@@ -23,28 +23,33 @@ func spreadRate(seeds []traverse.Seed) float64 {
 	return maxSpreadRate * min(seeds[1].Score/seeds[0].Score, 1)
 }
 
-// spread applies the seeds' budget sharing to sc.cands (see
-// maxSpreadRate): each candidate's importance is divided by
-// spreadFactorOf(rate, its rank among its seed's candidates), and the
-// rank is kept in the entry for explain. Ranks order by importance, then hop,
-// then edge id, so the result is deterministic. Only a seed's spreadTop
-// best are ranked one by one (no block holds more lines of one seed);
-// the rest share rank spreadTop.
-func spread(sc *graphScratch, rate float64) {
-	if rate <= 0 || len(sc.cands) == 0 {
+// spreadEntries makes the render entries of sc.walk in sc.cands with the
+// seeds' budget sharing applied at rate (see maxSpreadRate): each
+// candidate's importance is divided by spreadFactorOf(rate, its rank
+// among its seed's candidates), and the rank is kept in the entry for
+// explain. Ranks order by importance, then hop, then edge id, so the
+// result is deterministic. Only a seed's spreadTop best are ranked one by
+// one (no block holds more lines of one seed); the rest share rank
+// spreadTop.
+//
+// The entries are written grouped by seed (a counting sort on the seed)
+// and each group is ranked in place: the render heapifies them, so their
+// order in sc.cands is free (edge ids are distinct, so the order they pop
+// in does not depend on it).
+func spreadEntries(sc *graphScratch, rate float64) {
+	ws := sc.walk
+	if rate <= 0 || len(ws) == 0 {
+		sc.cands = entries(sc.cands, ws)
 		return
 	}
-	cs := sc.cands
-	// Group the candidates by seed (seeds are few: a linear lookup), as
-	// sort keys: importance, hop and edge copied out of the candidates, so
-	// the sort compares small contiguous records.
+	// Seeds are few (at most MaxTopK): a linear lookup, once per run of
+	// one seed's candidates (the walk lists them in runs).
 	groups := len(sc.tseeds) + 1
 	sc.starts = append(sc.starts[:0], make([]int32, groups+1)...)
-	sc.group = slices.Grow(sc.group[:0], len(cs))[:len(cs)]
-	last, lastG := ^uint32(0), 0 // a walk lists a seed's candidates in runs
-	for i := range cs {
-		seed := sc.walk[cs[i].idx].Seed
-		if seed != last {
+	sc.group = slices.Grow(sc.group[:0], len(ws))[:len(ws)]
+	last, lastG := ^uint32(0), 0
+	for i := range ws {
+		if seed := ws[i].Seed; seed != last {
 			last, lastG = seed, len(sc.tseeds)
 			for j, s := range sc.tseeds {
 				if s.Node == seed {
@@ -53,55 +58,34 @@ func spread(sc *graphScratch, rate float64) {
 				}
 			}
 		}
-		sc.group[i] = uint8(min(lastG, 255))
+		sc.group[i] = uint8(lastG)
 		sc.starts[lastG+1]++
 	}
 	for g := 1; g <= groups; g++ {
 		sc.starts[g] += sc.starts[g-1]
 	}
-	sc.keys = slices.Grow(sc.keys[:0], len(cs))[:len(cs)]
+	cs := slices.Grow(sc.cands[:0], len(ws))[:len(ws)]
 	fill := append(sc.fill[:0], sc.starts[:groups]...)
-	for i := range cs {
-		g := sc.group[i]
-		sc.keys[fill[g]] = spreadKey{imp: cs[i].imp, hop: cs[i].hop, edge: cs[i].edge, idx: int32(i)}
+	for i := range ws {
+		c, g := &ws[i], sc.group[i]
+		cs[fill[g]] = entry{imp: c.Importance, edge: c.Edge, idx: int32(i), entryFlags: entryFlags{hop: c.Hop}}
 		fill[g]++
 	}
-	sc.fill = fill
+	sc.cands, sc.fill = cs, fill
 	for g := range groups {
-		grp := sc.keys[sc.starts[g]:sc.starts[g+1]]
+		grp := cs[sc.starts[g]:sc.starts[g+1]]
 		sortTop(grp, spreadTop)
-		for k, key := range grp {
+		for k := range grp {
 			rank := min(k, spreadTop)
-			c := &cs[key.idx]
-			c.imp /= spreadFactorOf(rate, rank)
-			c.spread = uint16(rank)
+			grp[k].imp /= spreadFactorOf(rate, rank)
+			grp[k].spread = uint16(rank)
 		}
 	}
 }
 
-// spreadKey is a candidate's order in the spread (traverse.Less's:
-// importance, then hop, then edge) and its index.
-type spreadKey struct {
-	imp  float64
-	edge uint32
-	idx  int32
-	hop  uint8
-}
-
-func compareSpreadKeys(a, b spreadKey) int {
+// compareEntries is traverse.Less's order on entries as a comparison.
+func compareEntries(a, b entry) int {
 	return traverse.Order(a.imp, b.imp, a.hop, b.hop, a.edge, b.edge)
-}
-
-// lessKey is compareSpreadKeys(*a, *b) < 0, small enough to inline: the
-// spread's sorts compare tens of thousands of keys a block.
-func lessKey(a, b *spreadKey) bool {
-	if a.imp != b.imp {
-		return a.imp > b.imp
-	}
-	if a.hop != b.hop {
-		return a.hop < b.hop
-	}
-	return a.edge < b.edge
 }
 
 // spreadTop is how many of a seed's candidates the spread ranks one by
@@ -113,14 +97,14 @@ const spreadTop = 256
 func spreadFactorOf(rate float64, k int) float64 { return 1 + rate*float64(k) }
 
 // sortTop orders ks so that its first n keys are its n least
-// (compareSpreadKeys) in order; the rest follow in no given order. The
+// (compareEntries) in order; the rest follow in no given order. The
 // spread ranks only a seed's spreadTop best one by one, so a seed with
 // thousands of candidates needs them selected, not sorted: a quickselect
 // (median of three; past 2 log2 len rounds, a full sort) moves the n
 // least to the front, then only those are sorted. Keys are distinct (the
 // edge ids are), so the result is the full sort's first n whatever the
 // pivots.
-func sortTop(ks []spreadKey, n int) {
+func sortTop(ks []entry, n int) {
 	if len(ks) <= n {
 		sortKeys(ks)
 		return
@@ -143,13 +127,13 @@ func sortTop(ks []spreadKey, n int) {
 	sortKeys(ks[:n])
 }
 
-// sortKeys sorts ks by lessKey: a quicksort on partitionKeys with an
+// sortKeys sorts ks by lessEntry: a quicksort on partitionKeys with an
 // insertion sort for short runs, and past 2 log2 len levels of partitions
 // that split badly, the standard library's sort.
-func sortKeys(ks []spreadKey) {
+func sortKeys(ks []entry) {
 	for budget := 2 * bits.Len(uint(len(ks))); len(ks) > 12; budget-- {
 		if budget == 0 {
-			slices.SortFunc(ks, compareSpreadKeys)
+			slices.SortFunc(ks, compareEntries)
 			return
 		}
 		p := partitionKeys(ks)
@@ -162,7 +146,7 @@ func sortKeys(ks []spreadKey) {
 		}
 	}
 	for i := 1; i < len(ks); i++ {
-		for j := i; j > 0 && lessKey(&ks[j], &ks[j-1]); j-- {
+		for j := i; j > 0 && lessEntry(&ks[j], &ks[j-1]); j-- {
 			ks[j], ks[j-1] = ks[j-1], ks[j]
 		}
 	}
@@ -171,22 +155,22 @@ func sortKeys(ks []spreadKey) {
 // partitionKeys partitions ks (at least three keys) around a
 // median-of-three pivot and returns the pivot's index: the keys before it
 // are less, after it greater.
-func partitionKeys(ks []spreadKey) int {
+func partitionKeys(ks []entry) int {
 	last := len(ks) - 1
 	mid := last / 2
-	if lessKey(&ks[mid], &ks[0]) {
+	if lessEntry(&ks[mid], &ks[0]) {
 		ks[mid], ks[0] = ks[0], ks[mid]
 	}
-	if lessKey(&ks[last], &ks[0]) {
+	if lessEntry(&ks[last], &ks[0]) {
 		ks[last], ks[0] = ks[0], ks[last]
 	}
-	if lessKey(&ks[last], &ks[mid]) {
+	if lessEntry(&ks[last], &ks[mid]) {
 		ks[last], ks[mid] = ks[mid], ks[last]
 	}
 	ks[mid], ks[last] = ks[last], ks[mid] // the median to the end
 	pivot, i := ks[last], 0
 	for j := range last {
-		if lessKey(&ks[j], &pivot) {
+		if lessEntry(&ks[j], &pivot) {
 			ks[i], ks[j] = ks[j], ks[i]
 			i++
 		}
