@@ -49,19 +49,35 @@ func isClean(s string, maxRunes int) bool {
 
 // AppendSanitized appends Sanitize(s, maxRunes) to dst.
 func AppendSanitized(dst []byte, s string, maxRunes int) []byte {
+	if isClean(s, maxRunes) { // most names: printable ASCII, single spaces
+		return append(dst, s...)
+	}
 	start := len(dst)
 	runes := 0
 	pendingSpace := false
 	cut := -1 // byte offset where the ellipsis goes if we overflow
 	for _, r := range s {
-		switch {
-		case r == utf8.RuneError:
-			continue
-		case unicode.IsSpace(r) || r == '\u2028' || r == '\u2029' || r == '\u0085':
-			pendingSpace = len(dst) > start
-			continue
-		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Co, r) || unicode.Is(unicode.Cs, r):
-			continue
+		if r < utf8.RuneSelf {
+			// The ASCII members of the classes below: white space is
+			// \t to \r and the space, control characters C0 and DEL
+			// (Cf, Co and Cs have none).
+			switch {
+			case r == ' ' || '\t' <= r && r <= '\r':
+				pendingSpace = len(dst) > start
+				continue
+			case r < 0x20 || r == 0x7f:
+				continue
+			}
+		} else {
+			switch {
+			case r == utf8.RuneError:
+				continue
+			case unicode.IsSpace(r) || r == '\u2028' || r == '\u2029' || r == '\u0085':
+				pendingSpace = len(dst) > start
+				continue
+			case unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Co, r) || unicode.Is(unicode.Cs, r):
+				continue
+			}
 		}
 		need := 1
 		if pendingSpace {

@@ -3,6 +3,7 @@ package compose
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -64,6 +65,74 @@ func FuzzSanitizedLen(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := SanitizedLen(s, MaxNameRunes), utf8.RuneCountInString(Sanitize(s, MaxNameRunes)); got != want {
 			t.Fatalf("SanitizedLen(%q) = %d, want %d", s, got, want)
+		}
+	})
+}
+
+// sanitizeRef is AppendSanitized as it was before its ASCII fast paths:
+// every rune classified by the unicode package.
+func sanitizeRef(s string, maxRunes int) string {
+	var dst []byte
+	runes, pendingSpace, cut := 0, false, -1
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			continue
+		case unicode.IsSpace(r) || r == '\u2028' || r == '\u2029' || r == '\u0085':
+			pendingSpace = len(dst) > 0
+			continue
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Co, r) || unicode.Is(unicode.Cs, r):
+			continue
+		}
+		need := 1
+		if pendingSpace {
+			need = 2
+		}
+		if runes+need > maxRunes-1 && cut < 0 {
+			cut = len(dst)
+		}
+		if runes+need > maxRunes {
+			return string(append(dst[:cut], "…"...))
+		}
+		if pendingSpace {
+			dst = append(dst, ' ')
+			runes++
+			pendingSpace = false
+		}
+		dst = utf8.AppendRune(dst, r)
+		runes++
+	}
+	return string(dst)
+}
+
+// TestAppendSanitizedMatchesReference: the ASCII fast paths change no
+// output, for every ASCII character around letters and at the ends, and
+// for the fuzz seeds below.
+func TestAppendSanitizedMatchesReference(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		if got, want := string(AppendSanitized([]byte("pre"), s, MaxNameRunes)), "pre"+sanitizeRef(s, MaxNameRunes); got != want {
+			t.Fatalf("AppendSanitized(%q) = %q, reference %q", s, got, want)
+		}
+	}
+	for c := range 128 {
+		ch := string(rune(c))
+		for _, s := range []string{ch, "a" + ch + "b", ch + "a", "a" + ch, "a " + ch + " b", ch + ch + "x" + ch + ch} {
+			check(s)
+		}
+	}
+	for _, s := range []string{"AuthService", "a\u00a0b", "x\u2028y", "\u200bz", strings.Repeat("a ", 80), strings.Repeat("a", 200), "é\t\x7f"} {
+		check(s)
+	}
+}
+
+func FuzzAppendSanitized(f *testing.F) {
+	for _, s := range []string{"AuthService", "a\nb", " \t x", "\x7f\x00", "\u00a0\u0085", strings.Repeat("ab ", 50)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(AppendSanitized(nil, s, MaxNameRunes)), sanitizeRef(s, MaxNameRunes); got != want {
+			t.Fatalf("AppendSanitized(%q) = %q, reference %q", s, got, want)
 		}
 	})
 }
