@@ -73,7 +73,7 @@ func checkPureRenderers(t *testing.T, name, rel, content string) {
 	if !ok || strings.Contains(line, "\n") || startsBlock(item) || item != escaped(Sanitize(name, MaxNameRunes))+" → "+Sanitize(rel, MaxNameRunes)+" → "+Sanitize(content, MaxNameRunes) {
 		t.Fatalf("graph line %q, want the item %q", line, want)
 	}
-	if ln.plain(s) != Sanitize(name, MaxNameRunes) || ln.plain(r) != Sanitize(rel, MaxNameRunes) || ln.plain(d) != Sanitize(content, MaxNameRunes) {
+	if s.plain(line) != Sanitize(name, MaxNameRunes) || r.plain(line) != Sanitize(rel, MaxNameRunes) || d.plain(line) != Sanitize(content, MaxNameRunes) {
 		t.Fatalf("graph line parts of %q", line)
 	}
 	// A code map's file line and symbol line: one line each, the path

@@ -210,8 +210,9 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		}
 		bb.add(ln.b, m-1)
 		shown[cd.Src], shown[cd.Dst] = true, true
+		line := string(ln.b)
 		out.Triplets = append(out.Triplets, GraphTriplet{
-			SourceEntity: ln.plain(s), Relationship: ln.plain(r), TargetEntity: ln.plain(d), RelevanceScore: 1 - cand.imp,
+			SourceEntity: s.plain(line), Relationship: r.plain(line), TargetEntity: d.plain(line), RelevanceScore: 1 - cand.imp,
 			SourceNodeID: v.NodeID(cd.Src), TargetNodeID: v.NodeID(cd.Dst), Edge: cd.Edge, Src: cd.Src, Dst: cd.Dst,
 			cand: *cand,
 		})

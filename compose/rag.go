@@ -341,7 +341,8 @@ func (c *Composer) renderRAG(sc *graphScratch, limit int, out *RAGBlock) {
 		}
 		if fits(header) {
 			put(header)
-			e.Node, e.Predicate, e.Origin = ln.plain(node), ln.plain(pred), ln.plain(origin)
+			line := string(ln.b)
+			e.Node, e.Predicate, e.Origin = node.plain(line), pred.plain(line), origin.plain(line)
 			exp = append(exp, e)
 		}
 	}

@@ -67,14 +67,14 @@ func (l *lineBuf) text(s string, maxRunes int) part {
 }
 
 // plain is part p's sanitised text without the markdown escape (what the
-// JSON fields beside a block carry: JSON is not markdown).
-func (l *lineBuf) plain(p part) string {
+// JSON fields beside a block carry: JSON is not markdown), cut from line,
+// its lineBuf's text as one string (string(l.b)): an entry's parts cost
+// one string, not one each.
+func (p part) plain(line string) string {
 	if p.esc < 0 {
-		return string(l.b[p.start:p.end])
+		return line[p.start:p.end]
 	}
-	s := make([]byte, 0, p.end-p.start-1)
-	s = append(s, l.b[p.start:p.esc]...)
-	return string(append(s, l.b[p.esc+1:p.end]...))
+	return line[p.start:p.esc] + line[p.esc+1:p.end]
 }
 
 // runes is the entry's length in code points.

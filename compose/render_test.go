@@ -204,7 +204,7 @@ func TestLineBufText(t *testing.T) {
 		if got := string(ln.b[len(c.prefix):]); got != c.want {
 			t.Errorf("after %q, text(%q) = %q, want %q", c.prefix, c.in, got, c.want)
 		}
-		if got := ln.plain(p); got != Sanitize(c.in, MaxNameRunes) {
+		if got := p.plain(string(ln.b)); got != Sanitize(c.in, MaxNameRunes) {
 			t.Errorf("plain(text(%q)) = %q, want the sanitised %q", c.in, got, Sanitize(c.in, MaxNameRunes))
 		}
 	}

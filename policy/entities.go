@@ -160,8 +160,8 @@ func resourceUID(r Resource) (types.EntityUID, error) {
 
 // resourceAttrs builds the attribute record of a resource. Records are
 // immutable in cedar-go and NewRecord hashes and clones its map, so this is
-// the expensive part of a cache miss; Request memoises it per attribute
-// tuple.
+// the expensive part of a cache miss; a policy set memoises it per
+// attribute tuple (policySet.record).
 func resourceAttrs(orgID, projectID, typ string) types.Record {
 	return types.NewRecord(types.RecordMap{
 		attrOrgID:     types.String(orgID),

@@ -10,9 +10,10 @@ import (
 // recycled with them, so one exceptional walk does not pin memory forever.
 const (
 	maxPooledDecisions = 1 << 15
-	// maxRecords bounds the per-request memo of resource attribute records.
-	// A walk typically touches a handful of (org, project, type) tuples;
-	// beyond this many we just build records without memoising.
+	// maxRecords bounds the per-request memo of resource attribute records
+	// and decisions (recordMemo). A walk typically touches a handful of
+	// (kind, org, project, type) tuples; beyond this many we decide
+	// without memoising.
 	maxRecords = 256
 )
 
@@ -136,7 +137,7 @@ func (r *Request) miss(res Resource) (bool, error) {
 		return m.allow, nil
 	}
 	if !ok {
-		m.rec = resourceAttrs(res.OrgID, res.ProjectID, res.Type)
+		m.rec = r.set.record(res.OrgID, res.ProjectID, res.Type)
 	}
 	r.ents.resource = types.Entity{UID: uid, Attributes: m.rec}
 	d, err := decide(r.set, &r.ents, r.action, r.ctx)

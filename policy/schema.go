@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"iter"
 	"strconv"
+	"sync"
 
 	cedar "github.com/cedar-policy/cedar-go"
+	"github.com/cedar-policy/cedar-go/types"
 	xast "github.com/cedar-policy/cedar-go/x/exp/ast"
 	"github.com/cedar-policy/cedar-go/x/exp/schema"
 	"github.com/cedar-policy/cedar-go/x/exp/schema/validate"
@@ -75,6 +77,11 @@ type policySet struct {
 	// attribute record apart (resourceIDFree): a Request decides such
 	// resources once.
 	idFree bool
+	// records memoises resource attribute records across the set's
+	// Requests (a record is immutable; building one hashes and clones a
+	// map), up to maxSetRecords of them.
+	recMu   sync.RWMutex
+	records map[recordKey]types.Record
 	// all is built once so that handing the set to cedar.Authorize (which
 	// wants a PolicyIterator) costs no closure allocation per decision.
 	all iter.Seq2[cedar.PolicyID, *cedar.Policy]
@@ -130,6 +137,31 @@ func compile(text string, version uint64) (*policySet, error) {
 		}
 	}
 	return s, nil
+}
+
+// maxSetRecords bounds policySet.records (a few hundred bytes each).
+const maxSetRecords = 1 << 14
+
+// record returns the attribute record of a resource of org, project and
+// type (resourceAttrs), built once per set.
+func (s *policySet) record(org, project, typ string) types.Record {
+	k := recordKey{org: org, project: project, typ: typ}
+	s.recMu.RLock()
+	rec, ok := s.records[k]
+	s.recMu.RUnlock()
+	if ok {
+		return rec
+	}
+	rec = resourceAttrs(org, project, typ)
+	s.recMu.Lock()
+	if s.records == nil {
+		s.records = map[recordKey]types.Record{}
+	}
+	if len(s.records) < maxSetRecords {
+		s.records[k] = rec
+	}
+	s.recMu.Unlock()
+	return rec
 }
 
 // resourceIDFree reports whether no policy of list reads a resource's
