@@ -141,6 +141,10 @@ type engineScratch struct {
 	// post walks a dropped term's postings bitmap in rerank (reused: no
 	// allocation per term).
 	post roaring.IntIterator
+	// tpl and tit are the tenant's postings and their iterator, reused
+	// from segment to segment of a search.
+	tpl segment.PostingsList
+	tit segment.PostingsIterator
 	den  [numTextFields][denTableSize]float64 // see termScore
 	sat  [numTextFields][denTableSize]float64 // see sat1
 }
@@ -162,6 +166,7 @@ func (sc *engineScratch) release() {
 		sc.kt[i].term = nil
 	}
 	sc.post = roaring.IntIterator{}
+	sc.tpl, sc.tit = nil, nil
 	if cap(sc.matches) > 1<<16 {
 		sc.matches = nil // do not pool a huge one
 	}
@@ -402,16 +407,18 @@ func (e *evaluation) segment(i int, s *scorch.SegmentSnapshot, tenantField strin
 	if err != nil {
 		return err
 	}
-	tpl, err := td.PostingsList(tenantTerm, del, nil)
+	tpl, err := td.PostingsList(tenantTerm, del, sc.tpl)
 	if err != nil {
 		return err
 	}
+	sc.tpl = tpl
 	switch tc := tpl.Count(); {
 	case tc == 0:
 		return nil
 	case tc == s.Count() && !forceTenantFilter:
 	default:
-		tenant = tpl.Iterator(false, false, false, nil)
+		tenant = tpl.Iterator(false, false, false, sc.tit)
+		sc.tit = tenant
 		p, err := tenant.Next()
 		if err != nil || p == nil {
 			return err
