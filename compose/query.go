@@ -131,18 +131,17 @@ func (qw *queryWords) mask(stems []string) uint64 {
 // queryScratch is a request's traverse.Query and what it is built from.
 type queryScratch struct {
 	words queryWords
-	toks  []string // every part of the query, stop words included (verbatim matches)
-	// nameBuf and nameEnds hold a name's tokens (text.AppendSplitName)
-	// while calibrate compares them with toks.
-	nameBuf  []byte
-	nameEnds []int
-	freqs    text.TermFreqs
-	q        traverse.Query
-	hits     []fuse.Ranked
-	relM     []uint64
-	relSet   []uint32 // per relationship id: stamp of the memo in relM
-	stamp    uint32
-	seeds    []seedScore
+	// joined is the query's tokens (text.SplitName), stop words
+	// included, joined by single spaces, with one at each end: runIn's q
+	// (verbatim matches).
+	joined string
+	freqs  text.TermFreqs
+	q      traverse.Query
+	hits   []fuse.Ranked
+	relM   []uint64
+	relSet []uint32 // per relationship id: stamp of the memo in relM
+	stamp  uint32
+	seeds  []seedScore
 	// runners are the rescored hits past the seeds, best first (a view
 	// of seeds' array, valid until the next calibrate).
 	runners []seedScore
@@ -189,7 +188,7 @@ func (c *Composer) buildQuery(v *engine.View, q string, sc *queryScratch) *trave
 	} else {
 		sc.words.weigh(&sc.freqs)
 	}
-	sc.toks = text.SplitName(q)
+	sc.joined = " " + strings.Join(text.SplitName(q), " ") + " "
 	sc.q.Nodes = sc.q.Nodes[:0]
 	if len(sc.words.stems) == 0 {
 		return nil
@@ -200,7 +199,7 @@ func (c *Composer) buildQuery(v *engine.View, q string, sc *queryScratch) *trave
 		if !v.Live(h.ID) {
 			continue
 		}
-		if m := sc.words.mask(c.nameStems.get(h.ID, v.NodeName)); m != 0 {
+		if m := sc.words.mask(c.nameStems.get(h.ID, v.NodeName).stems); m != 0 {
 			sc.q.Nodes = append(sc.q.Nodes, traverse.NodeMask{Node: h.ID, Mask: m})
 		}
 	}
@@ -220,7 +219,7 @@ func (c *Composer) buildQuery(v *engine.View, q string, sc *queryScratch) *trave
 	}
 	if n := v.RelCount(); n <= maxRelsChecked {
 		for r := range uint32(n) {
-			if sc.words.mask(c.relStems.get(r, v.RelName)) != 0 {
+			if sc.words.mask(c.relStems.get(r, v.RelName).stems) != 0 {
 				sc.q.MatchedRels = append(sc.q.MatchedRels, r)
 			}
 		}
@@ -236,7 +235,7 @@ func (c *Composer) buildQuery(v *engine.View, q string, sc *queryScratch) *trave
 		if sc.relSet[r] == stamp {
 			return sc.relM[r]
 		}
-		m := sc.words.mask(c.relStems.get(r, v.RelName))
+		m := sc.words.mask(c.relStems.get(r, v.RelName).stems)
 		sc.relSet[r], sc.relM[r] = stamp, m
 		return m
 	}
@@ -293,20 +292,19 @@ func (c *Composer) calibrate(v *engine.View, hits []fuse.Ranked, k int, sc *quer
 		if !v.Live(h.ID) {
 			continue
 		}
-		name := v.NodeName(h.ID)
-		stems := c.nameStems.get(h.ID, v.NodeName)
-		if len(sc.words.stems) == 0 || len(stems) == 0 {
+		nw := c.nameStems.get(h.ID, v.NodeName)
+		if len(sc.words.stems) == 0 || len(nw.stems) == 0 {
 			continue
 		}
-		mask := sc.words.mask(stems)
+		mask := sc.words.mask(nw.stems)
 		if mask == 0 {
 			continue
 		}
 		own, code := ownName(v, h.ID)
 		if code {
-			name = own
-			stems = c.ownStems.get(h.ID, func(uint32) string { return own })
+			nw = c.ownStems.get(h.ID, func(uint32) string { return own })
 		}
+		stems := nw.stems
 		covered := 0
 		for _, st := range stems {
 			for _, q := range sc.words.stems {
@@ -323,8 +321,7 @@ func (c *Composer) calibrate(v *engine.View, hits []fuse.Ranked, k int, sc *quer
 			}
 		}
 		cover := float64(covered) / float64(len(stems))
-		sc.nameBuf, sc.nameEnds = text.AppendSplitName(sc.nameBuf[:0], sc.nameEnds[:0], name)
-		ms[i] = match{mw: mw, cover: cover, verbatim: containsRun(sc.toks, sc.nameBuf, sc.nameEnds), mask: mask, code: code}
+		ms[i] = match{mw: mw, cover: cover, verbatim: runIn(sc.joined, nw.joined), mask: mask, code: code}
 		best = max(best, mw)
 	}
 	// A test's name spelled out in the query makes it about tests.
@@ -519,45 +516,54 @@ func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\
 // marks and brackets, never what names hold inside (apostrophes, dots).
 func isEdgePunct(r rune) bool { return strings.ContainsRune(`?!.,;:"()[]{}<>`+"`", r) }
 
-// containsRun reports whether a run of tokens stands in toks as
-// consecutive elements; the run's tokens are buf's bytes up to each of
-// ends in turn (text.AppendSplitName).
-func containsRun(toks []string, buf []byte, ends []int) bool {
-	if len(ends) == 0 || len(ends) > len(toks) {
+// runIn reports whether a run of tokens stands in a query's tokens as
+// consecutive elements, both joined by single spaces (nameWords.joined);
+// q also starts and ends with a space. Tokens hold no space, so a
+// match bounded by spaces is a run of whole tokens.
+func runIn(q, run string) bool {
+	if run == "" {
 		return false
 	}
-outer:
-	for i := 0; i+len(ends) <= len(toks); i++ {
-		start := 0
-		for j, end := range ends {
-			if toks[i+j] != string(buf[start:end]) {
-				continue outer
-			}
-			start = end
+	for i := 0; ; {
+		j := strings.Index(q[i:], run)
+		if j < 0 {
+			return false
 		}
-		return true
+		j += i
+		if j > 0 && q[j-1] == ' ' && j+len(run) < len(q) && q[j+len(run)] == ' ' {
+			return true
+		}
+		i = j + 1
 	}
-	return false
 }
 
-// stemCache remembers nameStems of node names by dense id: the walk asks
-// for the names of a few hundred text hits per request, and stemming is
-// the costly part. A node's name never changes and ids are never reused,
-// so an entry never goes stale; memory grows with the nodes queries touch
-// (a few dozen bytes each). Reads are lock-free; a miss computes and
-// stores (racing writers store equal values).
+// nameWords is what a query is matched against of a name: its content
+// stems (nameStems), and its tokens, stop words included, joined by single
+// spaces (text.SplitName; verbatim matches, see runIn).
+type nameWords struct {
+	stems  []string
+	joined string
+}
+
+// stemCache remembers the nameWords of node names by dense id: the walk
+// asks for the names of a few hundred text hits per request, and stemming
+// is the costly part. A node's name never changes and ids are never
+// reused, so an entry never goes stale; memory grows with the nodes
+// queries touch (a few dozen bytes each). Reads are lock-free; a miss
+// computes and stores (racing writers store equal values).
 type stemCache struct{ chunks chunked[stemChunk] }
 
-type stemChunk [1 << lenChunkBits]atomic.Pointer[[]string]
+type stemChunk [1 << lenChunkBits]atomic.Pointer[nameWords]
 
-func (c *stemCache) get(id uint32, name func(uint32) string) []string {
+func (c *stemCache) get(id uint32, name func(uint32) string) *nameWords {
 	ci, off := int(id>>lenChunkBits), id&(1<<lenChunkBits-1)
 	if ch := c.chunks.load(ci); ch != nil {
 		if p := ch[off].Load(); p != nil {
-			return *p
+			return p
 		}
 	}
-	st := nameStems(name(id))
-	c.chunks.chunk(ci)[off].Store(&st)
-	return st
+	n := name(id)
+	w := &nameWords{stems: nameStems(n), joined: strings.Join(text.SplitName(n), " ")}
+	c.chunks.chunk(ci)[off].Store(w)
+	return w
 }

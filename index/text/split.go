@@ -223,15 +223,3 @@ func SplitName(name string) []string {
 	}
 	return out
 }
-
-// AppendSplitName appends SplitName(name)'s tokens to buf, one after the
-// other, and the end offset in buf of each to ends: the same tokens without
-// allocating, for a caller that only compares them.
-func AppendSplitName(buf []byte, ends []int, name string) ([]byte, []int) {
-	var stack [16]span
-	for _, p := range appendParts(stack[:0], name) {
-		buf = appendLower(buf, name[p.start:p.end])
-		ends = append(ends, len(buf))
-	}
-	return buf, ends
-}
