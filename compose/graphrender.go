@@ -299,6 +299,11 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		}
 		return traverse.RankerOf(fit, lessEntry)
 	}
+	if cap(out.Triplets) == 0 {
+		// Room for the lines such a block holds (they average well over
+		// 32 code points) at once, not through a series of doublings.
+		out.Triplets = make([]GraphTriplet, 0, min(len(sc.cands), limit/32+1))
+	}
 	r := traverse.RankerOf(sc.cands, lessEntry)
 	tail := false // past the first line that did not fit
 	// best is the highest query relevance (relevanceOf) of the entries the
