@@ -154,7 +154,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 			return d
 		}
 		t := time.Now()
-		ok := allowNode(pr, v, n)
+		ok := pr.Allow(uint64(n), nodeResource(v, n))
 		policyTime += time.Since(t)
 		return ok
 	}
