@@ -145,8 +145,8 @@ type engineScratch struct {
 	// from segment to segment of a search.
 	tpl segment.PostingsList
 	tit segment.PostingsIterator
-	den  [numTextFields][denTableSize]float64 // see termScore
-	sat  [numTextFields][denTableSize]float64 // see sat1
+	den [numTextFields][denTableSize]float64 // see termScore
+	sat [numTextFields][denTableSize]float64 // see sat1
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(engineScratch) }}
