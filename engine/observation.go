@@ -475,23 +475,16 @@ func (v *View) ObsByID(id string) (uint32, bool) {
 // whatever other sessions recorded in between); false when d has no
 // session or is its session's last.
 func (v *View) ObsSessionNext(d uint32) (uint32, bool) {
-	b := v.sessionOf(d)
-	if b == nil {
-		return 0, false
-	}
-	it := b.Iterator()
-	it.AdvanceIfNeeded(d + 1)
-	if !it.HasNext() {
-		return 0, false
-	}
-	return it.Next(), true
-}
-
-func (v *View) sessionOf(d uint32) *roaring.Bitmap {
 	if !v.ObsLive(d) || v.g.obs[d].session == "" {
-		return nil
+		return 0, false
 	}
-	return v.g.sessObs[sessKey{v.g.obs[d].tenant, v.g.obs[d].session}]
+	o := &v.g.obs[d]
+	if b := v.g.sessObs[sessKey{o.tenant, o.session}]; b != nil {
+		if next := b.NextValue(d + 1); next >= 0 {
+			return uint32(next), true
+		}
+	}
+	return 0, false
 }
 
 // ScopeObservations returns the live observations of a project, or of the
