@@ -223,8 +223,11 @@ func (sc *scratch) expandQuery(v *engine.View, seeds []Seed, o Options, q *Query
 	// words), asked for every edge the walk looks at; it stays in cache
 	// where a table by node id would not.
 	sc.masks.reset(len(q.Nodes))
+	clear(sc.names[:])
 	for _, nm := range q.Nodes {
 		sc.masks.or(nm.Node, nm.Mask)
+		b := nameBit(nm.Node)
+		sc.names[b>>6] |= 1 << (b & 63)
 	}
 	nodeMask := sc.masks.get
 	// Relationship masks, memoised densely for the walk: the same few
@@ -401,13 +404,19 @@ seeds:
 			}
 			// Past the names' scan only a relationship can add a word: stop
 			// there when none of the matched ones would.
+			// sc.hope marks the relationships that would (known only with
+			// MatchedRels).
 			scan := relScan
 			if q.MatchedRels != nil {
 				hope := false
+				clear(sc.hope)
 				for _, r := range q.MatchedRels {
 					if relMask(r)&^p.mask&all != 0 {
 						hope = true
-						break
+						if w := int(r >> 6); w >= len(sc.hope) {
+							sc.hope = append(sc.hope, make([]uint64, w+1-len(sc.hope))...)
+						}
+						sc.hope[r>>6] |= 1 << (r & 63)
 					}
 				}
 				if !hope {
@@ -443,9 +452,21 @@ seeds:
 			// nothing new: a tight test of the memoised masks skips them
 			// before the checks above.
 			wantOne := alike > 0
+			filter := q.MatchedRels != nil
 			for i := head; i < lim; i++ {
 				in := &list[i]
 				other := in.Other()
+				if filter {
+					// Neither its far name (up to nodeScan) nor its
+					// relationship can explain a new word, and it is not a
+					// one of its kind: the test below would skip it.
+					b, r := nameBit(other), in.Rel
+					if (i >= nodeScan || sc.names[b>>6]&(1<<(b&63)) == 0) &&
+						(int(r>>6) >= len(sc.hope) || sc.hope[r>>6]&(1<<(r&63)) == 0) &&
+						(!wantOne || in.Alike != 1) {
+						continue
+					}
+				}
 				rm := uint64(0)
 				if r := in.Rel; int(r) < len(sc.relSeen) && sc.relSeen[r] == sc.relStamp {
 					rm = sc.relMasks[r]
