@@ -39,6 +39,8 @@ type scratch struct {
 	pIDs    []uint32 // the batch in flight (searchLayer's pipeline)
 	pPtrs   []unsafe.Pointer
 	selPtrs []unsafe.Pointer
+	// maskPtrs: rerank's sparse masks to fetch, beside nbPtrs' vectors.
+	maskPtrs []unsafe.Pointer
 
 	iter roaring.ManyIntIterator
 	ibuf [256]uint32
@@ -55,6 +57,7 @@ func (g *Graph) getScratch() *scratch {
 		s.pIDs = make([]uint32, 0, n)
 		s.pPtrs = make([]unsafe.Pointer, 0, n)
 		s.selPtrs = make([]unsafe.Pointer, 0, n)
+		s.maskPtrs = make([]unsafe.Pointer, 0, n)
 	}
 	return s
 }
@@ -158,18 +161,27 @@ func (g *Graph) Search(dst []Result, q []float32, k int, opts SearchOptions) []R
 // distances to q and appends the k best to dst, ascending.
 func (g *Graph) rerank(s *scratch, d *directory, dst []Result, q []float32, k int) []Result {
 	w := s.w[:0]
-	ptrs := s.nbPtrs[:0]
+	// Every candidate's vector is fetched before the first distance; under
+	// Options.Sparse its mask too, which is read first (a miss each,
+	// otherwise: a third of a search's time at a million nodes).
+	ptrs, masks := s.nbPtrs[:0], s.maskPtrs[:0]
 	for i := range s.res {
 		it := s.res.at(i)
 		w = append(w, it)
-		ptrs = append(ptrs, g.vecAddr(d.chunkOf(it.id), it.id&chunkMask))
+		ch, slot := d.chunkOf(it.id), it.id&chunkMask
+		ptrs = append(ptrs, g.vecAddr(ch, slot))
+		if g.sparse > 0 {
+			masks = append(masks, unsafe.Pointer(&ch.spMask[int(slot)*g.maskWords]))
+		}
 		if len(ptrs) == cap(ptrs) {
 			prefetchAll(ptrs, g.vecBytes())
-			ptrs = ptrs[:0]
+			prefetchAll(masks, 8*g.maskWords)
+			ptrs, masks = ptrs[:0], masks[:0]
 		}
 	}
 	prefetchAll(ptrs, g.vecBytes())
-	s.nbPtrs = ptrs[:0]
+	prefetchAll(masks, 8*g.maskWords)
+	s.nbPtrs, s.maskPtrs = ptrs[:0], masks[:0]
 	s.res = s.res[:0]
 	for _, it := range w {
 		it.d = g.dist(q, g.vec(s.vbuf(g.dim), d.chunkOf(it.id), it.id&chunkMask))
