@@ -85,6 +85,9 @@ type scratch struct {
 	// an edge both miss at the cost of two bit tests.
 	names [nameBits / 64]uint64
 	hope  []uint64
+	// order and kept: the beam's sorted keys and the paths it keeps.
+	order []pathKey
+	kept  []path
 }
 
 // nameBits sizes scratch.names: with the few hundred nodes a query's

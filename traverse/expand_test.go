@@ -120,7 +120,7 @@ func oracle(v *engine.View, seeds []Seed, o Options, q *Query) map[uint32]float6
 				k, ok := kept[p.node]
 				pp := path{node: p.node, origin: p.origin, prev: p.prev, mask: p.mask, score: p.score}
 				kk := path{node: k.node, origin: k.origin, prev: k.prev, mask: k.mask, score: k.score}
-				if !ok || comparePaths(pp, kk) < 0 {
+				if !ok || comparePaths(&pp, &kk) < 0 {
 					kept[p.node] = p
 				}
 			}

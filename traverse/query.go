@@ -104,6 +104,12 @@ const (
 	relScanFactor  = 128
 )
 
+// pathKey is a path's score and index, what the beam sorts.
+type pathKey struct {
+	score float64
+	i     int32
+}
+
 // path is one partial path of the query-aware walk: it ends at node, has
 // explained mask and scores score; chain[:hops] are the candidates of its
 // edges, first edge first.
@@ -316,23 +322,38 @@ seeds:
 	nodeScan, relScan := o.MaxFanout*nodeScanFactor, o.MaxFanout*relScanFactor
 	for hop := 1; hop <= o.Depth && len(frontier) > 0; hop++ {
 		if hop > 1 {
-			// Extend the beam best paths, one per end node.
-			slices.SortFunc(frontier, comparePaths)
-			w := 0
+			// Extend the beam best paths, one per end node. The paths are
+			// ordered through keys (a path is ten times a key's size: sorting
+			// the paths moved them all, each compared by value).
+			keys := sc.order[:0]
+			for i := range frontier {
+				keys = append(keys, pathKey{frontier[i].score, int32(i)})
+			}
+			slices.SortFunc(keys, func(a, b pathKey) int {
+				if a.score != b.score {
+					if a.score > b.score {
+						return -1
+					}
+					return 1
+				}
+				return comparePaths(&frontier[a.i], &frontier[b.i])
+			})
+			kept := sc.kept[:0]
 			sc.round++
-			for _, p := range frontier {
-				if w == beam {
+			for _, k := range keys {
+				if len(kept) == beam {
 					break
 				}
+				p := &frontier[k.i]
 				i := sc.nodes.find(p.node)
 				if sc.nodes.round[i] == sc.round {
 					continue // a better path already ends here
 				}
 				sc.nodes.round[i] = sc.round
-				frontier[w] = p
-				w++
+				kept = append(kept, *p)
 			}
-			frontier = frontier[:w]
+			frontier = append(frontier[:0], kept...)
+			sc.order, sc.kept = keys, kept
 		}
 		next := sc.next[:0]
 		for _, p := range frontier {
@@ -553,7 +574,7 @@ func (sc *scratch) offerQ(dst []Candidate, from uint32, in engine.Incident, imp 
 // comparePaths orders paths best first: score, then end node, seed,
 // previous node and mask, so that the order (and which path per end node
 // is extended) never depends on the order edges were met in.
-func comparePaths(a, b path) int {
+func comparePaths(a, b *path) int {
 	switch {
 	case a.score != b.score:
 		if a.score > b.score {

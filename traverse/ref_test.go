@@ -182,7 +182,7 @@ seeds:
 	for hop := 1; hop <= o.Depth && len(frontier) > 0; hop++ {
 		if hop > 1 {
 			// Extend the beam best paths, one per end node.
-			slices.SortFunc(frontier, comparePaths)
+			slices.SortFunc(frontier, func(a, b path) int { return comparePaths(&a, &b) })
 			w := 0
 			sc.round++
 			for _, p := range frontier {
