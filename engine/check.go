@@ -46,7 +46,7 @@ func (s *Store) Check() error {
 		}
 	}
 	g := s.g
-	if len(g.out) != len(g.nodes) || len(g.in) != len(g.nodes) || len(g.nodeW) != len(g.nodes) || len(g.plainW) != (len(g.nodes)+63)/64 || len(g.liveW) != len(g.plainW) || len(g.ranked) != len(g.nodes) {
+	if len(g.out) != len(g.nodes) || len(g.in) != len(g.nodes) || len(g.nodeW) != len(g.nodes) || len(g.plainW) != (len(g.nodes)+63)/64 || len(g.liveW) != len(g.plainW) || len(g.exactW) != len(g.plainW) || len(g.ranked) != len(g.nodes) {
 		bad("adjacency arrays have %d/%d slots for %d nodes", len(g.out), len(g.in), len(g.nodes))
 		return errors.Join(errs...)
 	}
@@ -60,6 +60,9 @@ func (s *Store) Check() error {
 		d := uint32(id)
 		if bit := g.liveW[d>>6]&(1<<(d&63)) != 0; bit != n.live {
 			bad("node %d live bit %v, record live %v", d, bit, n.live)
+		}
+		if bit := g.exactW[d>>6]&(1<<(d&63)) != 0; bit != n.exact {
+			bad("node %d exact bit %v, record says %v", d, bit, n.exact)
 		}
 		if !n.live {
 			if !g.deletedNodes.Contains(d) {

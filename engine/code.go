@@ -43,7 +43,7 @@ func (v *View) NodeSignature(n uint32) string { return v.g.nodes[n].code.signatu
 
 // NodeExact reports whether node n's name is exact: its identity is the
 // name as written, not its folded form.
-func (v *View) NodeExact(n uint32) bool { return v.g.nodes[n].exact }
+func (v *View) NodeExact(n uint32) bool { return v.g.exactW[n>>6]&(1<<(n&63)) != 0 }
 
 // exactPrefix starts the identity key of every exact name. The byte 0xff
 // never occurs in UTF-8, and names and folded keys are valid UTF-8, so an

@@ -29,7 +29,11 @@ type graph struct {
 	// seeds and the nodes it names are live, and a node's record is a
 	// cache miss (View.Live).
 	liveW []uint64
-	edges []edgeRec // by edge id
+	// exactW has bit i set when nodes[i].exact: a block asks it of every
+	// search hit its words name (View.NodeExact), whose records are
+	// otherwise cache misses.
+	exactW []uint64
+	edges  []edgeRec // by edge id
 	// edgeLiveW has bit i set when edge i is live: a flag in edgeRec
 	// would pad the record from 24 bytes to 32 (40 MB at 5M edges).
 	edgeLiveW []uint64
@@ -258,6 +262,9 @@ func (g *graph) growNodes(n uint32) {
 		lw := make([]uint64, len(g.liveW), (c+63)/64)
 		copy(lw, g.liveW)
 		g.liveW = lw
+		xw := make([]uint64, len(g.exactW), (c+63)/64)
+		copy(xw, g.exactW)
+		g.exactW = xw
 		nr := make([]atomic.Pointer[[]Incident], len(g.ranked), c)
 		for i := range g.ranked {
 			nr[i].Store(g.ranked[i].Load())
@@ -268,6 +275,7 @@ func (g *graph) growNodes(n uint32) {
 	g.nodeW = g.nodeW[:n]
 	g.plainW = g.plainW[:(n+63)/64] // new slots: clear (weight 0, not live)
 	g.liveW = g.liveW[:(n+63)/64]
+	g.exactW = g.exactW[:(n+63)/64]
 	g.out = g.out[:n]
 	g.in = g.in[:n]
 	g.ranked = g.ranked[:n]
@@ -316,6 +324,11 @@ func (g *graph) putNode(id uint32, rec nodeRec) {
 	rec.live = true
 	g.nodes[id] = rec
 	g.liveW[id>>6] |= 1 << (id & 63)
+	if rec.exact {
+		g.exactW[id>>6] |= 1 << (id & 63)
+	} else {
+		g.exactW[id>>6] &^= 1 << (id & 63)
+	}
 	g.setNodeW(id, rec.weight)
 	if newName {
 		g.byName.insert(hashName(rec.tenant, rec.norm), id, g.nameHashOf)
@@ -384,6 +397,7 @@ func (g *graph) removeNode(id uint32) {
 	g.ranked[id].Store(nil)
 	*n = nodeRec{}
 	g.liveW[id>>6] &^= 1 << (id & 63)
+	g.exactW[id>>6] &^= 1 << (id & 63)
 	g.setNodeW(id, 0)
 	g.liveNodes--
 }
