@@ -114,6 +114,27 @@ func (qw *queryWords) weighScope(nf *nameFreqs) {
 	}
 }
 
+// gatherNames returns the nameWords of hits' live nodes (nil for the
+// others) in sc.names, read in one tight loop first: at a million nodes
+// each name is a few cache misses, which a loop that does nothing else
+// lets overlap (the stems are then read from the cache).
+func (c *Composer) gatherNames(v *engine.View, hits []fuse.Ranked, sc *queryScratch) []*nameWords {
+	nws := slices.Grow(sc.names[:0], len(hits))[:len(hits)]
+	touch := 0
+	for i, h := range hits {
+		nws[i] = nil
+		if v.Live(h.ID) {
+			nw := c.nameStems.get(h.ID, v.NodeName)
+			nws[i] = nw
+			if len(nw.joined) > 0 {
+				touch += int(nw.joined[0])
+			}
+		}
+	}
+	sc.names, sc.touch = nws, touch
+	return nws
+}
+
 // mask is the set of query words (bits) the stems match.
 func (qw *queryWords) mask(stems []string) uint64 {
 	var m uint64
@@ -146,7 +167,11 @@ type queryScratch struct {
 	// of seeds' array, valid until the next calibrate).
 	runners []seedScore
 	spans   []wordSpan // addNamed's query words
-	code    codeScratch
+	// names is gatherNames' result; touch keeps its reads from being
+	// dropped.
+	names []*nameWords
+	touch int
+	code  codeScratch
 	// scopeDF, when set, are the scope's name frequencies, which weigh
 	// the query's words instead of the index's (see scopeFreqs).
 	scopeDF *nameFreqs
@@ -195,11 +220,12 @@ func (c *Composer) buildQuery(v *engine.View, q string, sc *queryScratch) *trave
 	}
 	sc.q.Weights = sc.words.weights
 	sc.q.RelFactor, sc.q.Aside, sc.q.AsideFactor, sc.q.Alike = nil, nil, 0, 0
-	for _, h := range sc.hits {
-		if !v.Live(h.ID) {
+	nws := c.gatherNames(v, sc.hits, sc)
+	for i, h := range sc.hits {
+		if nws[i] == nil {
 			continue
 		}
-		if m := sc.words.mask(c.nameStems.get(h.ID, v.NodeName).stems); m != 0 {
+		if m := sc.words.mask(nws[i].stems); m != 0 {
 			sc.q.Nodes = append(sc.q.Nodes, traverse.NodeMask{Node: h.ID, Mask: m})
 		}
 	}
@@ -288,11 +314,12 @@ func (c *Composer) calibrate(v *engine.View, hits []fuse.Ranked, k int, sc *quer
 		mask           uint64
 	}
 	ms := make([]match, len(hits))
+	nws := c.gatherNames(v, hits, sc)
 	for i, h := range hits {
-		if !v.Live(h.ID) {
+		nw := nws[i]
+		if nw == nil {
 			continue
 		}
-		nw := c.nameStems.get(h.ID, v.NodeName)
 		if len(sc.words.stems) == 0 || len(nw.stems) == 0 {
 			continue
 		}
@@ -543,6 +570,40 @@ func runIn(q, run string) bool {
 type nameWords struct {
 	stems  []string
 	joined string
+	// inline backs stems for a name of up to len(inline) words, so that
+	// a request reading a name's stems misses the cache once for the
+	// record and once for its bytes (newNameWords).
+	inline [4]string
+}
+
+// newNameWords makes name's nameWords: one record and one string, which
+// joined and every stem are substrings of.
+func newNameWords(name string) *nameWords {
+	stems := nameStems(name)
+	joined := strings.Join(text.SplitName(name), " ")
+	n := len(joined)
+	for _, st := range stems {
+		n += len(st)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(joined)
+	for _, st := range stems {
+		b.WriteString(st)
+	}
+	all := b.String()
+	w := &nameWords{joined: all[:len(joined)]}
+	if len(stems) <= len(w.inline) {
+		w.stems = w.inline[:len(stems):len(stems)]
+	} else {
+		w.stems = make([]string, len(stems))
+	}
+	off := len(joined)
+	for i, st := range stems {
+		w.stems[i] = all[off : off+len(st)]
+		off += len(st)
+	}
+	return w
 }
 
 // stemCache remembers the nameWords of node names by dense id: the walk
@@ -563,7 +624,7 @@ func (c *stemCache) get(id uint32, name func(uint32) string) *nameWords {
 		}
 	}
 	n := name(id)
-	w := &nameWords{stems: nameStems(n), joined: strings.Join(text.SplitName(n), " ")}
+	w := newNameWords(n)
 	c.chunks.chunk(ci)[off].Store(w)
 	return w
 }
