@@ -318,3 +318,52 @@ func dumpTriplets(t *testing.T, s *Store, ten Tenant) string {
 	}
 	return b.String()
 }
+
+// TestExactBitFollowsDeletes: NodeExact reads a bitset beside the
+// records; deleting an exact node clears its bit, and a plain node in a
+// slot an exact one held is not exact.
+func TestExactBitFollowsDeletes(t *testing.T) {
+	s, dir := openTest(t, nil)
+	mustImport(t, s, tenA, exact("pkg.A", "calls", "pkg.B"), tr("plain one", "related_to", "plain two"))
+	var a uint32
+	var aID string
+	if err := s.View(func(v *View) error {
+		n, ok := v.Lookup(tenA, "pkg.A")
+		if !ok || !v.NodeExact(n) {
+			t.Fatalf("pkg.A: found %v", ok)
+		}
+		a, aID = n, v.NodeID(n)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteNode(context.Background(), tenA, aID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatalf("after the delete: %v", err)
+	}
+	mustImport(t, s, tenA, tr("plain three", "related_to", "plain four"))
+	if err := s.Check(); err != nil {
+		t.Fatalf("after a new plain node: %v", err)
+	}
+	s = reopen(t, s, dir, nil)
+	if err := s.Check(); err != nil {
+		t.Fatalf("after reopening: %v", err)
+	}
+	if err := s.View(func(v *View) error {
+		if v.Live(a) && v.NodeExact(a) {
+			t.Errorf("slot %d (pkg.A's) is %q, exact", a, v.NodeName(a))
+		}
+		it := v.ScopeNodes(tenA).Iterator()
+		for it.HasNext() {
+			n := it.Next()
+			if want := v.NodeName(n) == "pkg.B"; v.NodeExact(n) != want {
+				t.Errorf("%q exact %v, want %v", v.NodeName(n), v.NodeExact(n), want)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
