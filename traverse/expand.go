@@ -88,6 +88,10 @@ type scratch struct {
 	// order and kept: the beam's sorted keys and the paths it keeps.
 	order []pathKey
 	kept  []path
+	// lists holds the frontier's edge lists (engine.View.Ranked); touch
+	// keeps the reads that fetch them from being dropped.
+	lists [][]engine.Incident
+	touch float64
 }
 
 // nameBits sizes scratch.names: with the few hundred nodes a query's

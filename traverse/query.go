@@ -355,9 +355,21 @@ seeds:
 			frontier = append(frontier[:0], kept...)
 			sc.order, sc.kept = keys, kept
 		}
+		// The frontier's edge lists, gathered first: each is a chain of
+		// cache misses at a million nodes (the cache's pointer, the list,
+		// its first edges), which a loop that does nothing else overlaps.
+		lists := slices.Grow(sc.lists[:0], len(frontier))[:len(frontier)]
+		touch := 0.0
+		for i := range frontier {
+			lists[i] = v.Ranked(frontier[i].node)
+			if len(lists[i]) > 0 {
+				touch += lists[i][0].Weight
+			}
+		}
+		sc.lists, sc.touch = lists, touch
 		next := sc.next[:0]
-		for _, p := range frontier {
-			list := v.Ranked(p.node)
+		for pi, p := range frontier {
+			list := lists[pi]
 			// A busy node weakens the paths it passes on, unless the edge
 			// taken explains more of the query: then the query, not the
 			// node's many edges, chose it.
