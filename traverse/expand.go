@@ -88,18 +88,22 @@ type scratch struct {
 	// order and kept: the beam's sorted keys and the paths it keeps.
 	order []pathKey
 	kept  []path
-	// lists holds the frontier's edge lists (engine.View.Ranked); touch
-	// keeps the reads that fetch them from being dropped.
+	// lists holds the frontier's edge lists (engine.View.Ranked, cleared
+	// when the walk ends: they live as long as its View); touch keeps the
+	// reads that fetch them from being dropped.
 	lists [][]engine.Incident
 	touch float64
 }
 
 // nameBits sizes scratch.names: with the few hundred nodes a query's
 // words name, a node outside them passes the filter rarely.
-const nameBits = 1 << 12
+const (
+	nameLog  = 12
+	nameBits = 1 << nameLog
+)
 
-// nameBit is node n's bit in scratch.names.
-func nameBit(n uint32) uint32 { return (n * 0x9E3779B1) >> (32 - 12) }
+// nameBit is node n's bit in scratch.names (a multiplicative hash).
+func nameBit(n uint32) uint32 { return (n * 0x9E3779B1) >> (32 - nameLog) }
 
 var pool = sync.Pool{New: func() any { return &scratch{} }}
 

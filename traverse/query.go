@@ -561,6 +561,7 @@ seeds:
 		decay *= o.HopDecay
 	}
 	sc.paths = frontier[:0]
+	clear(sc.lists[:cap(sc.lists)])
 	return dst
 }
 
