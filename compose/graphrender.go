@@ -181,7 +181,18 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	// the names (each a cache miss at a million nodes).
 	fits := func(cand *entry, room int) bool {
 		if cand.len == 0 && !cm.on {
-			if rel, _ := c.relLens.get(walk[cand.idx].Rel, v.RelName); lineOverhead+rel+2 > room {
+			cd := &walk[cand.idx]
+			rel, _ := c.relLens.get(cd.Rel, v.RelName)
+			if lineOverhead+rel+2 > room {
+				return false
+			}
+			// Then the near end's name, which the block's other lines from
+			// that node read too (cached), before the far end's.
+			near, esc := c.nameLens.get(cd.From, v.NodeName)
+			if cd.From != cd.Src {
+				esc = 0 // only the source's name may take a backslash
+			}
+			if lineOverhead+rel+near+esc+1 > room {
 				return false
 			}
 		}
