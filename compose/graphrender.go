@@ -188,12 +188,14 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 			}
 			// Then the near end's name, which the block's other lines from
 			// that node read too (cached), before the far end's.
-			near, esc := c.nameLens.get(cd.From, v.NodeName)
-			if cd.From != cd.Src {
-				esc = 0 // only the source's name may take a backslash
-			}
-			if lineOverhead+rel+near+esc+1 > room {
-				return false
+			if cd.From == cd.Src || cd.From == cd.Dst {
+				near, esc := c.nameLens.get(cd.From, v.NodeName)
+				if cd.From != cd.Src {
+					esc = 0 // only the source's name may take a backslash
+				}
+				if lineOverhead+rel+near+esc+1 > room {
+					return false
+				}
 			}
 		}
 		return lineLen(cand) <= room
