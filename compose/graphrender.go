@@ -3,7 +3,6 @@ package compose
 import (
 	"math"
 	"slices"
-	"time"
 
 	"github.com/kgctx/kgctx/engine"
 	"github.com/kgctx/kgctx/policy"
@@ -143,21 +142,6 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	}
 	bb.section(GraphHeader)
 	used := func() int { return bb.runes + cm.runes }
-	// policyTime is the time the policy's evaluations took: a decision
-	// the request made before costs a lookup, not worth two clock reads.
-	var policyTime time.Duration
-	allow := func(n uint32) bool {
-		if !v.Live(n) {
-			return false
-		}
-		if d, ok := pr.Cached(uint64(n)); ok {
-			return d
-		}
-		t := time.Now()
-		ok := pr.Allow(uint64(n), nodeResource(v, n))
-		policyTime += time.Since(t)
-		return ok
-	}
 	// lineLen is the code points a candidate's line adds, newline included,
 	// from the cached name lengths (the source takes its escape); for a map
 	// entry, its least cost.
@@ -209,7 +193,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 	// add checks the policy on both endpoints, then renders the line.
 	add := func(cand *entry, n int) {
 		cd := &walk[cand.idx]
-		if !allow(cd.Src) || !allow(cd.Dst) {
+		if !allowNode(pr, v, cd.Src) || !allowNode(pr, v, cd.Dst) {
 			out.Denied++
 			return
 		}
@@ -246,7 +230,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 		}
 		// A file entry (fileEntries) says where its runner-up lives: the
 		// runner-up must pass the policy too.
-		if !allow(dst) || cd.Rel == selfRel && cd.Seed != dst && !allow(cd.Seed) {
+		if !allowNode(pr, v, dst) || cd.Rel == selfRel && cd.Seed != dst && !allowNode(pr, v, cd.Seed) {
 			out.Denied++
 			return
 		}
@@ -353,7 +337,7 @@ func (c *Composer) render(v *engine.View, id policy.Identity, sc *graphScratch, 
 			r = refit(&r)
 		}
 	}
-	out.Timings.PolicyMs = ms(policyTime)
+	out.Timings.PolicyMs = ms(pr.EvalTime())
 	if len(out.Triplets) == 0 && len(out.CodeMap) == 0 {
 		out.CodeMap = out.CodeMap[:0]
 		return

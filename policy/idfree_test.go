@@ -100,3 +100,25 @@ func TestCached(t *testing.T) {
 		t.Fatalf("Cached of an invalid identity's Request = %v, %v; want a denial", a, ok)
 	}
 }
+
+// TestEvalTime counts the time of evaluations only: answers from the
+// Request's memos (the same key, or another resource of an id-free set's
+// record) add nothing.
+func TestEvalTime(t *testing.T) {
+	p := mustNew(t, DefaultPolicies)
+	req := p.NewRequest(agent("o1"), VerbRead)
+	defer req.Release()
+	if req.EvalTime() != 0 {
+		t.Fatal("EvalTime before any decision")
+	}
+	req.Allow(1, node("n1", "o1", "p1"))
+	spent := req.EvalTime()
+	if spent <= 0 {
+		t.Fatal("an evaluation took no time")
+	}
+	req.Allow(1, node("n1", "o1", "p1"))
+	req.Allow(2, node("n2", "o1", "p1")) // same record under an id-free set
+	if req.EvalTime() != spent {
+		t.Fatalf("memo answers timed: %v -> %v", spent, req.EvalTime())
+	}
+}
