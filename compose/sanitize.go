@@ -23,7 +23,7 @@ func Sanitize(s string, maxRunes int) string {
 	if isClean(s, maxRunes) {
 		return s
 	}
-	return string(AppendSanitized(make([]byte, 0, len(s)), s, maxRunes))
+	return string(appendRunes(make([]byte, 0, len(s)), s, maxRunes))
 }
 
 // isClean is the fast path: printable ASCII without double spaces, trimmed
@@ -52,32 +52,22 @@ func AppendSanitized(dst []byte, s string, maxRunes int) []byte {
 	if isClean(s, maxRunes) { // most names: printable ASCII, single spaces
 		return append(dst, s...)
 	}
+	return appendRunes(dst, s, maxRunes)
+}
+
+// appendRunes is AppendSanitized rune by rune (what isClean spares a
+// clean string).
+func appendRunes(dst []byte, s string, maxRunes int) []byte {
 	start := len(dst)
 	runes := 0
 	pendingSpace := false
 	cut := -1 // byte offset where the ellipsis goes if we overflow
 	for _, r := range s {
-		if r < utf8.RuneSelf {
-			// The ASCII members of the classes below: white space is
-			// \t to \r and the space, control characters C0 and DEL
-			// (Cf, Co and Cs have none).
-			switch {
-			case r == ' ' || '\t' <= r && r <= '\r':
-				pendingSpace = len(dst) > start
-				continue
-			case r < 0x20 || r == 0x7f:
-				continue
-			}
-		} else {
-			switch {
-			case r == utf8.RuneError:
-				continue
-			case unicode.IsSpace(r) || r == '\u2028' || r == '\u2029' || r == '\u0085':
-				pendingSpace = len(dst) > start
-				continue
-			case unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Co, r) || unicode.Is(unicode.Cs, r):
-				continue
-			}
+		if c := runeClass(r); c == classSpace {
+			pendingSpace = len(dst) > start
+			continue
+		} else if c == classDrop {
+			continue
 		}
 		need := 1
 		if pendingSpace {
@@ -101,6 +91,46 @@ func AppendSanitized(dst []byte, s string, maxRunes int) []byte {
 	return dst
 }
 
+// runeClass says what Sanitize does with r (unicodeClass); ASCII from a
+// table made of it (most names' runes, without the unicode tables'
+// searches).
+func runeClass(r rune) uint8 {
+	if r < utf8.RuneSelf {
+		return asciiClass[r]
+	}
+	return unicodeClass(r)
+}
+
+// asciiClass is unicodeClass of each ASCII rune.
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for r := range rune(utf8.RuneSelf) {
+		t[r] = unicodeClass(r)
+	}
+	return t
+}()
+
+// A rune's class: kept, a space (white space, line and paragraph
+// separators), or dropped (invalid, control, format, private use,
+// surrogate).
+const (
+	classKeep uint8 = iota
+	classSpace
+	classDrop
+)
+
+// unicodeClass classifies r by the unicode package's classes.
+func unicodeClass(r rune) uint8 {
+	switch {
+	case r == utf8.RuneError:
+		return classDrop
+	case unicode.IsSpace(r) || r == '\u2028' || r == '\u2029' || r == '\u0085':
+		return classSpace
+	case unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Co, r) || unicode.Is(unicode.Cs, r):
+		return classDrop
+	}
+	return classKeep
+}
+
 // SanitizedLen is the number of code points of Sanitize(s, maxRunes),
 // computed without building it when s is already clean (the common case).
 func SanitizedLen(s string, maxRunes int) int {
@@ -108,7 +138,7 @@ func SanitizedLen(s string, maxRunes int) int {
 		return len(s)
 	}
 	var buf [256]byte
-	return utf8.RuneCount(AppendSanitized(buf[:0], s, maxRunes))
+	return utf8.RuneCount(appendRunes(buf[:0], s, maxRunes))
 }
 
 // Tokens estimates tokens as ceil(code points / 4), the references'
